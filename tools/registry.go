@@ -1,0 +1,389 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Alias exposes a tool under another spec's name and parameter names.
+type Alias struct {
+	// Name is the alias the model may call.
+	Name string
+	// Target is the canonical tool name.
+	Target string
+	// Params renames the alias's parameters to the target's (alias name -> canonical name).
+	Params map[string]string
+	// Rewrite, when set, adjusts the renamed arguments further (e.g. DraCode's "arguments"
+	// string appended to "command").
+	Rewrite func(Args)
+}
+
+// Registry holds tools and aliases. It is safe for concurrent use; the runner adds tools
+// declared in task files and Go users can register their own.
+type Registry struct {
+	mu      sync.RWMutex
+	order   []string
+	tools   map[string]*entry
+	aliases map[string]Alias
+}
+
+type entry struct {
+	tool   Tool
+	spec   Spec
+	schema *jsonschema.Schema
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{tools: map[string]*entry{}, aliases: map[string]Alias{}}
+}
+
+// Register adds a tool. Its name must be new and its parameter schema must compile.
+func (r *Registry) Register(t Tool) error {
+	spec := t.Spec()
+	if spec.Name == "" {
+		return fmt.Errorf("register tool: empty name")
+	}
+	if spec.Parameters == nil || spec.Parameters.Type != "object" {
+		return fmt.Errorf("register tool %s: parameter schema must have type object", spec.Name)
+	}
+	compiled, err := compileSchema(spec.Name, spec.Parameters)
+	if err != nil {
+		return fmt.Errorf("register tool %s: %w", spec.Name, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[spec.Name]; dup {
+		return fmt.Errorf("register tool %s: a tool with that name exists", spec.Name)
+	}
+	if _, dup := r.aliases[spec.Name]; dup {
+		return fmt.Errorf("register tool %s: an alias with that name exists", spec.Name)
+	}
+	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: compiled}
+	r.order = append(r.order, spec.Name)
+	return nil
+}
+
+// MustRegister is Register that panics, for catalogs built at start-up.
+func (r *Registry) MustRegister(tools ...Tool) {
+	for _, t := range tools {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// AddAlias adds an alias for a registered tool.
+func (r *Registry) AddAlias(a Alias) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[a.Target]; !ok {
+		return fmt.Errorf("alias %s: unknown target tool %s", a.Name, a.Target)
+	}
+	if _, dup := r.tools[a.Name]; dup {
+		return fmt.Errorf("alias %s: a tool with that name exists", a.Name)
+	}
+	if _, dup := r.aliases[a.Name]; dup {
+		return fmt.Errorf("alias %s: already defined", a.Name)
+	}
+	r.aliases[a.Name] = a
+	return nil
+}
+
+// Lookup finds a tool by canonical name or alias and returns its canonical name.
+func (r *Registry) Lookup(name string) (Tool, string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.tools[name]; ok {
+		return e.tool, name, true
+	}
+	if a, ok := r.aliases[name]; ok {
+		return r.tools[a.Target].tool, a.Target, true
+	}
+	return nil, "", false
+}
+
+// Canonical returns the canonical tool name for a name or alias.
+func (r *Registry) Canonical(name string) (string, bool) {
+	_, canonical, ok := r.Lookup(name)
+	return canonical, ok
+}
+
+// Names lists canonical tool names in registration order.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]string(nil), r.order...)
+}
+
+// Specs lists the tools' specs in registration order.
+func (r *Registry) Specs() []Spec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	specs := make([]Spec, 0, len(r.order))
+	for _, n := range r.order {
+		specs = append(specs, r.tools[n].spec)
+	}
+	return specs
+}
+
+// Aliases lists the aliases sorted by name.
+func (r *Registry) Aliases() []Alias {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Alias, 0, len(r.aliases))
+	for _, a := range r.aliases {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Subset returns a registry with only the named tools (names or aliases), in this
+// registry's order, plus the aliases that point at them.
+func (r *Registry) Subset(names ...string) (*Registry, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		canonical, ok := r.Canonical(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown tool %q (known: %s)", n, strings.Join(r.Names(), ", "))
+		}
+		want[canonical] = true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	sub := NewRegistry()
+	for _, n := range r.order {
+		if want[n] {
+			sub.tools[n] = r.tools[n]
+			sub.order = append(sub.order, n)
+		}
+	}
+	for name, a := range r.aliases {
+		if want[a.Target] {
+			sub.aliases[name] = a
+		}
+	}
+	return sub, nil
+}
+
+// Call is a tool call whose arguments have been decoded, renamed, defaulted and checked
+// against the schema, ready for the policy and for Execute.
+type Call struct {
+	// Name is the name the model used (possibly an alias).
+	Name string
+	// Tool is the canonical tool name.
+	Tool string
+	// Args are the normalized arguments.
+	Args Args
+
+	tool Tool
+}
+
+// Risk returns the called tool's static risk level.
+func (c *Call) Risk() Risk { return c.tool.Spec().Risk }
+
+// RequiresApproval reports whether this call is destructive (see Tool.RequiresApproval).
+func (c *Call) RequiresApproval(ws *Workspace) bool { return c.tool.RequiresApproval(c.Args, ws) }
+
+// Prepare decodes raw arguments for the named tool: a JSON object, a JSON string holding
+// one, or empty. Alias parameter names are mapped, unknown parameters dropped, defaults
+// applied, and the result checked against the tool's schema.
+func (r *Registry) Prepare(name string, raw json.RawMessage) (*Call, *Error) {
+	r.mu.RLock()
+	e, canonical, alias := r.find(name)
+	r.mu.RUnlock()
+	if e == nil {
+		return nil, Errorf(CodeInvalidArgument, "Available tools: "+strings.Join(r.Names(), ", ")+".", "Unknown tool '%s'", name)
+	}
+	args, err := DecodeArgs(raw)
+	if err != nil {
+		return nil, err
+	}
+	if alias != nil {
+		for from, to := range alias.Params {
+			if v, ok := args[from]; ok {
+				delete(args, from)
+				if _, set := args[to]; !set {
+					args[to] = v
+				}
+			}
+		}
+		if alias.Rewrite != nil {
+			alias.Rewrite(args)
+		}
+	}
+	props := e.spec.Parameters.Properties
+	// file_path is the Python and TypeScript specs' name for path, in every file tool.
+	if v, ok := args["file_path"]; ok && props["file_path"] == nil && props["path"] != nil {
+		if _, set := args["path"]; !set {
+			args["path"] = v
+		}
+	}
+	for k, v := range args {
+		p, known := props[k]
+		if !known || v == nil {
+			delete(args, k) // extra parameters are ignored; null means "not given"
+			continue
+		}
+		args[k] = coerce(p, v)
+	}
+	for k, p := range props {
+		if _, set := args[k]; !set && p.Default != nil {
+			args[k] = p.Default
+		}
+	}
+	if verr := e.schema.Validate(map[string]any(args)); verr != nil {
+		return nil, schemaError(canonical, verr)
+	}
+	return &Call{Name: name, Tool: canonical, Args: args, tool: e.tool}, nil
+}
+
+func (r *Registry) find(name string) (*entry, string, *Alias) {
+	if e, ok := r.tools[name]; ok {
+		return e, name, nil
+	}
+	if a, ok := r.aliases[name]; ok {
+		return r.tools[a.Target], a.Target, &a
+	}
+	return nil, "", nil
+}
+
+// Execute validates and runs a prepared call, timing it. A panicking tool becomes an
+// EXECUTION_ERROR result rather than a crashed run.
+func (r *Registry) Execute(ctx context.Context, call *Call, ws *Workspace) (res Result) {
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			res = Failf(CodeExecutionError, "", "tool %s crashed: %v\n%s", call.Tool, p, debug.Stack())
+		}
+		res.ExecutionTimeMS = time.Since(start).Milliseconds()
+	}()
+	if err := call.tool.Validate(call.Args, ws); err != nil {
+		return Fail(err)
+	}
+	return call.tool.Execute(ctx, call.Args, ws)
+}
+
+// Run prepares and executes one call.
+func (r *Registry) Run(ctx context.Context, name string, raw json.RawMessage, ws *Workspace) Result {
+	call, err := r.Prepare(name, raw)
+	if err != nil {
+		return Fail(err)
+	}
+	return r.Execute(ctx, call, ws)
+}
+
+// DecodeArgs decodes a call's arguments: an object, a JSON string that holds an object
+// (some models double-encode), or nothing at all.
+func DecodeArgs(raw json.RawMessage) (Args, *Error) {
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" {
+		return Args{}, nil
+	}
+	if strings.HasPrefix(trimmed, `"`) {
+		var inner string
+		if err := json.Unmarshal([]byte(trimmed), &inner); err != nil {
+			return nil, Errorf(CodeInvalidArgument, "Send the arguments as a JSON object.", "Arguments are not valid JSON: %v", err)
+		}
+		trimmed = strings.TrimSpace(inner)
+		if trimmed == "" {
+			return Args{}, nil
+		}
+	}
+	var args Args
+	if err := json.Unmarshal([]byte(trimmed), &args); err != nil {
+		return nil, Errorf(CodeInvalidArgument, "Send the arguments as a JSON object, e.g. {\"path\": \"main.go\"}.", "Arguments are not a valid JSON object: %v", err)
+	}
+	if args == nil {
+		args = Args{}
+	}
+	return args, nil
+}
+
+// coerce turns a string that spells a number or boolean into that type where the schema
+// wants one: small models often quote numbers. Anything else is left for the validator.
+func coerce(p *Schema, v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	switch p.Type {
+	case "integer", "number":
+		if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return f
+		}
+	case "boolean":
+		if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+			return b
+		}
+	}
+	return v
+}
+
+var english = message.NewPrinter(language.English)
+
+func compileSchema(name string, s *Schema) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	url := "tool:///" + name + ".json"
+	if err := c.AddResource(url, s.Map()); err != nil {
+		return nil, fmt.Errorf("add schema: %w", err)
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("compile schema: %w", err)
+	}
+	return compiled, nil
+}
+
+// schemaError names every violated field in one message the model can act on.
+func schemaError(tool string, err error) *Error {
+	verr, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return Errorf(CodeInvalidArgument, "", "Invalid arguments for %s: %v", tool, err)
+	}
+	var problems []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			field := strings.Join(v.InstanceLocation, ".")
+			if req, ok := v.ErrorKind.(*kind.Required); ok {
+				for _, m := range req.Missing {
+					problems = append(problems, fmt.Sprintf("'%s' is required", joinField(field, m)))
+				}
+				return
+			}
+			if field == "" {
+				field = "(arguments)"
+			}
+			problems = append(problems, fmt.Sprintf("'%s': %s", field, v.ErrorKind.LocalizedString(english)))
+			return
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(verr)
+	sort.Strings(problems)
+	return Errorf(CodeInvalidArgument, "Check the parameter types and required fields in the tool's schema.",
+		"Invalid arguments for %s: %s", tool, strings.Join(problems, "; "))
+}
+
+func joinField(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}

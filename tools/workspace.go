@@ -1,0 +1,196 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Workspace is the one directory a run's tools may touch. Every path a tool receives goes
+// through Resolve, and every file operation goes through Root, an os.Root: the kernel, not
+// string checks, stops symlinks that lead outside.
+type Workspace struct {
+	dir  string // absolute, symlinks evaluated
+	orig string // absolute, as given (may differ from dir when it sits behind a symlink)
+	root *os.Root
+
+	// Env is the task's extra environment for commands.
+	Env map[string]string
+	// Network allows commands to reach the network when a sandbox would otherwise cut it.
+	Network bool
+	// Limits are resource limits for commands; zero fields take the sandbox's defaults.
+	Limits Limits
+	// Sandbox confines commands; nil runs them directly.
+	Sandbox CommandWrapper
+
+	mu     sync.Mutex
+	values map[any]any
+}
+
+// Limits are per-command resource limits. Zero means "use the default".
+type Limits struct {
+	CPUSeconds int `json:"cpu_seconds,omitempty" yaml:"cpu_seconds"`
+	MemoryMB   int `json:"memory_mb,omitempty" yaml:"memory_mb"`
+	FileSizeMB int `json:"file_size_mb,omitempty" yaml:"file_size_mb"`
+	Processes  int `json:"processes,omitempty" yaml:"processes"`
+}
+
+// CommandWrapper rewrites a prepared command so that it runs confined (a sandbox).
+type CommandWrapper interface {
+	// Name identifies the mechanism ("bwrap", "landlock", "none").
+	Name() string
+	// Wrap rewrites cmd in place. cmd.Dir is inside ws.
+	Wrap(cmd *exec.Cmd, ws *Workspace) error
+}
+
+// OpenWorkspace opens dir (which must exist) as a workspace.
+func OpenWorkspace(dir string) (*Workspace, error) {
+	orig, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(orig)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return &Workspace{dir: real, orig: orig, root: root, values: map[any]any{}}, nil
+}
+
+// Dir returns the workspace's absolute path with symlinks evaluated.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Root returns the os.Root through which all file access must go.
+func (w *Workspace) Root() *os.Root { return w.root }
+
+// Close releases the workspace's root handle.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// Abs returns the absolute path of a workspace-relative path from Resolve.
+func (w *Workspace) Abs(rel string) string { return filepath.Join(w.dir, filepath.FromSlash(rel)) }
+
+// Value returns per-run state stored under key (for tools such as terminal_last_command).
+func (w *Workspace) Value(key any) any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.values[key]
+}
+
+// SetValue stores per-run state under key.
+func (w *Workspace) SetValue(key, value any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.values[key] = value
+}
+
+// Resolve turns a path from the model into a clean, slash-separated path relative to the
+// workspace root ("." for the root itself). It rejects NUL bytes, absolute paths outside the
+// workspace, ".." escapes, and paths whose existing target (through symlinks) lies outside.
+func (w *Workspace) Resolve(p string) (string, *Error) {
+	rel, err := w.lexical(p)
+	if err != nil {
+		return "", err
+	}
+	// Follow the whole path, final symlink included: a link that leaves the workspace, or a
+	// dangling one that points outside, must not be usable for reading or creating files.
+	if _, serr := w.root.Stat(rel); serr != nil && isEscape(serr) {
+		return "", outside(p)
+	}
+	return rel, nil
+}
+
+// ResolveNoFollow is Resolve for operations on a link itself (delete, move, list): the
+// parent directories must stay inside, but the final component may be a link to anywhere.
+func (w *Workspace) ResolveNoFollow(p string) (string, *Error) {
+	rel, err := w.lexical(p)
+	if err != nil {
+		return "", err
+	}
+	if parent := path.Dir(rel); parent != "." {
+		if _, serr := w.root.Stat(parent); serr != nil && isEscape(serr) {
+			return "", outside(p)
+		}
+	}
+	return rel, nil
+}
+
+func (w *Workspace) lexical(p string) (string, *Error) {
+	if strings.ContainsRune(p, 0) {
+		return "", Errorf(CodeInvalidPath, "Remove the NUL byte from the path.", "Path contains a NUL byte")
+	}
+	if strings.TrimSpace(p) == "" {
+		return "", Errorf(CodeInvalidPath, "Give a path relative to the workspace root, such as \".\" or \"src/main.go\".", "Path is empty")
+	}
+	if filepath.IsAbs(p) {
+		clean := filepath.Clean(p)
+		rel, ok := within(w.dir, clean)
+		if !ok {
+			rel, ok = within(w.orig, clean)
+		}
+		if !ok {
+			return "", outside(p)
+		}
+		return rel, nil
+	}
+	clean := path.Clean(filepath.ToSlash(p))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", outside(p)
+	}
+	return clean, nil
+}
+
+// within reports whether abs is dir or below it, and if so the relative path. Comparing
+// with a trailing separator keeps a sibling such as /w/ws2 out of /w/ws.
+func within(dir, abs string) (string, bool) {
+	if abs == dir {
+		return ".", true
+	}
+	if strings.HasPrefix(abs, dir+string(filepath.Separator)) {
+		return filepath.ToSlash(abs[len(dir)+1:]), true
+	}
+	return "", false
+}
+
+func outside(p string) *Error {
+	return Errorf(CodeInvalidPath, "Use a path relative to the workspace root; files outside the workspace cannot be accessed.",
+		"Path '%s' is outside the workspace", p)
+}
+
+// isEscape reports whether err is os.Root refusing a path that leaves the root. The
+// sentinel is unexported, so the message is the only handle.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// FileError maps an error from a file operation on rel to a structured tool error.
+func FileError(err error, rel string) *Error {
+	switch {
+	case isEscape(err):
+		return outside(rel)
+	case errors.Is(err, fs.ErrNotExist):
+		return Errorf(CodeFileNotFound, "Check the path with list_dir or file_search.", "File '%s' not found", rel)
+	case errors.Is(err, fs.ErrExist):
+		return Errorf(CodeAlreadyExists, "Choose another path, or use write_file to overwrite it.", "'%s' already exists", rel)
+	case errors.Is(err, syscall.ENOTDIR):
+		return Errorf(CodeNotADirectory, "A component of the path is a file, not a directory.", "'%s': not a directory", rel)
+	case errors.Is(err, syscall.EISDIR):
+		return Errorf(CodeIsADirectory, "Use list_dir to see a directory's contents.", "'%s' is a directory", rel)
+	case errors.Is(err, fs.ErrPermission):
+		return Errorf(CodePermissionDenied, "", "Permission denied: '%s'", rel)
+	case errors.Is(err, syscall.ELOOP):
+		return Errorf(CodeInvalidPath, "", "'%s': too many levels of symbolic links", rel)
+	case errors.Is(err, syscall.ENOTEMPTY):
+		return Errorf(CodeExecutionError, "Pass recursive: true to delete a non-empty directory.", "Directory '%s' is not empty", rel)
+	}
+	return Errorf(CodeExecutionError, "", "'%s': %v", rel, err)
+}
