@@ -1,0 +1,95 @@
+// Package model defines the one call the agent loop makes to a language model, and the
+// plain request and response types that every provider translates to and from.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// Roles of conversation messages.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one conversation turn in a provider-neutral form.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message makes.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolName names the tool a tool message answers (Ollama and Gemini want it).
+	ToolName string `json:"tool_name,omitempty"`
+}
+
+// ToolCall is one call the model asked for. Arguments are raw JSON as the provider sent
+// them: an object, or a string holding one; the tool registry decodes both.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Options are sampling options from the task file. Providers map what they support.
+type Options struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	Seed        *int     `json:"seed,omitempty"`
+	NumCtx      int      `json:"num_ctx,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+}
+
+// Request is one step's input: the whole conversation and the tools on offer.
+type Request struct {
+	Messages []Message    `json:"messages"`
+	Tools    []tools.Spec `json:"-"`
+	Options  Options      `json:"options"`
+}
+
+// Usage is what a provider reports about one response.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// EvalDuration is the provider's generation time, where it reports one (Ollama).
+	EvalDuration time.Duration `json:"eval_duration_ns,omitempty"`
+}
+
+// TokensPerSecond is the generation speed, from the provider's own timing when it has one.
+func (u Usage) TokensPerSecond() float64 {
+	if u.EvalDuration <= 0 || u.CompletionTokens == 0 {
+		return 0
+	}
+	return float64(u.CompletionTokens) / u.EvalDuration.Seconds()
+}
+
+// Add accumulates another response's usage.
+func (u *Usage) Add(o Usage) {
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+	u.EvalDuration += o.EvalDuration
+}
+
+// Response is one step's output.
+type Response struct {
+	Content   string     `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Usage     Usage      `json:"usage"`
+	// Model is the model name the provider reports.
+	Model string `json:"model,omitempty"`
+}
+
+// Model is a language model that can take one step of a conversation.
+type Model interface {
+	// Name returns the PROVIDER:MODEL name.
+	Name() string
+	// Step sends the conversation and returns the model's next message.
+	Step(ctx context.Context, req *Request) (*Response, error)
+}

@@ -1,0 +1,184 @@
+// Package task is the task file format: the types a YAML task file decodes into, strict
+// decoding that reports every problem with file:line:column and field path, validation,
+// and the published JSON Schema.
+package task
+
+import (
+	"time"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// Position is where something was written in a task file.
+type Position struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+}
+
+// Task is one scenario, decoded from a task file.
+type Task struct {
+	// Path is the task file's path as given; Dir is its directory (for workspace.copy).
+	Path string `json:"path"`
+	Dir  string `json:"-"`
+
+	Name         string            `json:"name"`
+	Description  string            `json:"description,omitempty"`
+	Tags         []string          `json:"tags,omitempty"`
+	Model        string            `json:"model,omitempty"`
+	ModelOptions ModelOptions      `json:"model_options"`
+	System       string            `json:"system,omitempty"`
+	Prompt       string            `json:"prompt"`
+	Tools        []string          `json:"tools"`
+	Approval     Approval          `json:"approval"`
+	CommandRules []CommandRule     `json:"command_rules,omitempty"`
+	MaxSteps     int               `json:"max_steps"`
+	Timeout      time.Duration     `json:"timeout"`
+	Env          map[string]string `json:"env,omitempty"`
+	// Network lets commands reach the network inside the sandbox.
+	Network bool `json:"network,omitempty"`
+	// Sandbox is auto, bwrap, landlock or none.
+	Sandbox   string        `json:"sandbox"`
+	Limits    tools.Limits  `json:"limits"`
+	Workspace WorkspaceSpec `json:"workspace"`
+	Verify    VerifySpec    `json:"verify"`
+	Assert    []Assertion   `json:"assert"`
+	Reference []Call        `json:"reference,omitempty"`
+}
+
+// Defaults applied when a task file leaves a key out.
+const (
+	DefaultMaxSteps = 30
+	DefaultTimeout  = 10 * time.Minute
+	DefaultSandbox  = "auto"
+)
+
+// ModelOptions are sampling options passed to the model.
+type ModelOptions struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	Seed        *int     `json:"seed,omitempty"`
+	NumCtx      int      `json:"num_ctx,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+}
+
+// Approval modes.
+const (
+	ModeAuto     = "auto"
+	ModeReadOnly = "read-only"
+	ModeRules    = "rules"
+	ModeAsk      = "ask"
+)
+
+// Approval is the approval policy: a shorthand mode ("auto") or a block.
+type Approval struct {
+	Mode string `json:"mode"`
+	// Default is allow or deny, for calls no rule matches (rules and ask modes).
+	Default string `json:"default,omitempty"`
+	Rules   []Rule `json:"rules,omitempty"`
+}
+
+// Rule is one approval rule; the first enabled, unexpired match wins.
+type Rule struct {
+	// Tool is a tool name, alias or glob ("*_file").
+	Tool string `json:"tool,omitempty"`
+	// Match is a regex over the call's arguments as compact JSON with sorted keys.
+	Match    string     `json:"match,omitempty"`
+	Action   string     `json:"action"`
+	Reason   string     `json:"reason,omitempty"`
+	Expires  *time.Time `json:"expires,omitempty"`
+	Disabled bool       `json:"disabled,omitempty"`
+	Pos      Position   `json:"pos"`
+}
+
+// CommandRule allows or denies shell commands before run_in_terminal or run_code runs them.
+type CommandRule struct {
+	// Match is a regex over each simple command, its words joined by single spaces.
+	Match  string   `json:"match"`
+	Action string   `json:"action"`
+	Reason string   `json:"reason,omitempty"`
+	Pos    Position `json:"pos"`
+}
+
+// WorkspaceSpec says how the workspace is built before the agent starts.
+type WorkspaceSpec struct {
+	// Files are inline files, path -> content.
+	Files map[string]string `json:"files,omitempty"`
+	// Copy is a directory copied in, relative to the task file.
+	Copy string `json:"copy,omitempty"`
+	// Setup commands run in the workspace before the agent; a failure is a scenario error.
+	Setup []string `json:"setup,omitempty"`
+}
+
+// VerifySpec are files added only after the agent has finished: it never sees them.
+type VerifySpec struct {
+	Files map[string]string `json:"files,omitempty"`
+	Copy  string            `json:"copy,omitempty"`
+}
+
+// Call is one tool call of the reference solution.
+type Call struct {
+	Tool string         `json:"tool"`
+	Args map[string]any `json:"args"`
+	Pos  Position       `json:"pos"`
+}
+
+// Assertion is one entry of assert:, a single-key map whose key is the kind. Spec holds
+// the kind's typed value: one of the *Spec types below (or bool/int/string for scalars).
+type Assertion struct {
+	Kind string   `json:"kind"`
+	Spec any      `json:"spec"`
+	Pos  Position `json:"pos"`
+}
+
+// Assertion kinds and the type of their Spec.
+const (
+	KindCompleted      = "completed"       // bool
+	KindFileExists     = "file_exists"     // string (path)
+	KindFileAbsent     = "file_absent"     // string (path)
+	KindFileContains   = "file_contains"   // FileContains
+	KindFileMatches    = "file_matches"    // FileMatches
+	KindFileEquals     = "file_equals"     // FileEquals
+	KindCommand        = "command"         // CommandCheck
+	KindToolCalled     = "tool_called"     // ToolCalled
+	KindToolNotCalled  = "tool_not_called" // string (tool name)
+	KindStepsAtMost    = "steps_at_most"   // int
+	KindSummaryMatches = "summary_matches" // string (regex)
+	KindDeniedAtMost   = "denied_at_most"  // int
+)
+
+// FileContains checks that a file contains a substring.
+type FileContains struct {
+	Path string `json:"path"`
+	Text string `json:"text"`
+}
+
+// FileMatches checks that a file matches a regex.
+type FileMatches struct {
+	Path  string `json:"path"`
+	Regex string `json:"regex"`
+}
+
+// FileEquals checks a file's exact content.
+type FileEquals struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// CommandCheck runs a command in the final workspace.
+type CommandCheck struct {
+	Run            string        `json:"run"`
+	ExitCode       int           `json:"exit_code"`
+	StdoutContains string        `json:"stdout_contains,omitempty"`
+	Timeout        time.Duration `json:"timeout,omitempty"`
+}
+
+// ToolCalled checks how often a tool was executed, optionally with matching arguments.
+type ToolCalled struct {
+	Name string `json:"name"`
+	// ArgsMatch is a regex over the arguments as compact JSON with sorted keys.
+	ArgsMatch string `json:"args_match,omitempty"`
+	// Min defaults to 1; Max of 0 means no upper bound.
+	Min int `json:"min"`
+	Max int `json:"max,omitempty"`
+}
