@@ -1,0 +1,163 @@
+// Package transcript writes and reads a scenario's transcript.jsonl: one JSON event per
+// line, flushed and fsynced after every event so that a crash or kill -9 loses no
+// finished step.
+package transcript
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Event types, in the order a scenario produces them.
+const (
+	TypeStart     = "start"       // resolved config: task, model, limits, sandbox
+	TypeSetup     = "setup"       // a workspace setup command
+	TypeRequest   = "request"     // a model request (step, message count)
+	TypeResponse  = "response"    // a model response (text, tool calls, usage, timing)
+	TypeModelErr  = "model_error" // a failed model request
+	TypeDecision  = "decision"    // a policy decision about a tool call
+	TypeToolCall  = "tool_call"   // a tool call with arguments, result and duration
+	TypeReminder  = "reminder"    // the loop reminded the model to call a tool
+	TypeAssertion = "assertion"   // an assertion outcome
+	TypeEnd       = "end"         // the scenario's final status
+)
+
+// Event is one line of a transcript. Data holds the type-specific payload.
+type Event struct {
+	Type string          `json:"type"`
+	Time time.Time       `json:"time"`
+	Step int             `json:"step,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Writer appends events to a transcript file. It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	buf  *bufio.Writer
+	now  func() time.Time
+	sync bool
+	err  error
+}
+
+// Options tune a Writer.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// NoSync skips fsync after each event (benchmarks only: it gives up crash safety).
+	NoSync bool
+}
+
+// Create creates (truncating) the transcript file at path.
+func Create(path string, opts Options) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create transcript: %w", err)
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Writer{f: f, buf: bufio.NewWriterSize(f, 16<<10), now: now, sync: !opts.NoSync}, nil
+}
+
+// Write appends one event whose payload is data (marshalled to JSON), then flushes and
+// fsyncs. After the first failure every later Write returns that error.
+func (w *Writer) Write(typ string, step int, data any) error {
+	var raw json.RawMessage
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return fmt.Errorf("transcript %s event: %w", typ, err)
+		}
+		raw = b
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	line, err := json.Marshal(Event{Type: typ, Time: w.now().UTC(), Step: step, Data: raw})
+	if err != nil {
+		return fmt.Errorf("transcript %s event: %w", typ, err)
+	}
+	line = append(line, '\n')
+	if _, err := w.buf.Write(line); err != nil {
+		w.err = fmt.Errorf("write transcript: %w", err)
+		return w.err
+	}
+	if err := w.buf.Flush(); err != nil {
+		w.err = fmt.Errorf("flush transcript: %w", err)
+		return w.err
+	}
+	if w.sync {
+		if err := w.f.Sync(); err != nil {
+			w.err = fmt.Errorf("sync transcript: %w", err)
+			return w.err
+		}
+	}
+	return nil
+}
+
+// Path returns the transcript file's path.
+func (w *Writer) Path() string { return w.f.Name() }
+
+// Close flushes and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ferr := w.buf.Flush()
+	cerr := w.f.Close()
+	if ferr != nil {
+		return fmt.Errorf("close transcript: %w", ferr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("close transcript: %w", cerr)
+	}
+	return nil
+}
+
+// Read parses a transcript. A torn last line (the process died mid-write) is ignored, so
+// every finished event is still returned.
+func Read(r io.Reader) ([]Event, error) {
+	var events []Event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	var pendingErr error
+	line := 0
+	for sc.Scan() {
+		line++
+		if pendingErr != nil {
+			return events, pendingErr // a bad line that was not the last one
+		}
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var ev Event
+		if err := json.Unmarshal(b, &ev); err != nil {
+			pendingErr = fmt.Errorf("transcript line %d: %w", line, err)
+			continue
+		}
+		events = append(events, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return events, fmt.Errorf("read transcript: %w", err)
+	}
+	return events, nil
+}
+
+// ReadFile parses the transcript at path.
+func ReadFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	return Read(f)
+}
