@@ -213,14 +213,20 @@ func (r *Registry) Prepare(name string, raw json.RawMessage) (*Call, *Error) {
 		return nil, err
 	}
 	if alias != nil {
-		for from, to := range alias.Params {
-			if v, ok := args[from]; ok {
-				delete(args, from)
-				if _, set := args[to]; !set {
-					args[to] = v
-				}
+		// Rename all at once: search_code maps query->pattern and pattern->file_pattern.
+		// The alias's own names win over canonical names sent alongside them.
+		renamed := make(Args, len(args))
+		for k, v := range args {
+			if _, ok := alias.Params[k]; !ok {
+				renamed[k] = v
 			}
 		}
+		for k, v := range args {
+			if to, ok := alias.Params[k]; ok {
+				renamed[to] = v
+			}
+		}
+		args = renamed
 		if alias.Rewrite != nil {
 			alias.Rewrite(args)
 		}
