@@ -1,0 +1,141 @@
+// Package assert checks a finished scenario against its task's assert: list. Each kind is
+// a small type with a Check method; a table maps the task file's kind names to
+// constructors, so a new kind is one type and one table row.
+package assert
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/tools"
+)
+
+// Run is what the assertions see of a finished scenario. A Run is not safe for
+// concurrent Check calls: it lazily opens the workspace and shares the handle.
+type Run struct {
+	// Workspace is the absolute directory of the final workspace (verify files included).
+	Workspace string
+	// Completed reports whether task_complete was called.
+	Completed bool
+	// Summary is the summary given to task_complete.
+	Summary string
+	// Steps is the number of model responses.
+	Steps int
+	// Calls is every tool call, in order, executed or not.
+	Calls []Call
+	// Env is the task's environment, given to command checks.
+	Env map[string]string
+	// Wrap confines command checks (a sandbox); nil runs them directly.
+	Wrap tools.CommandWrapper
+
+	ws    *tools.Workspace
+	wsErr error
+}
+
+// Call is one tool call the agent made.
+type Call struct {
+	// Tool is the canonical tool name.
+	Tool string
+	// Args are the arguments as compact JSON with sorted keys.
+	Args string
+	// Executed is true when the tool actually ran (it may still have failed).
+	Executed bool
+	// Denied is true when the approval policy refused the call.
+	Denied bool
+}
+
+// Checker is one assertion kind bound to its spec.
+type Checker interface {
+	// Check reports whether the assertion holds, and a message that says what was
+	// expected and what was found, whether or not it passed.
+	Check(ctx context.Context, run *Run) (passed bool, message string)
+}
+
+// kinds maps a task file's assertion kind to a constructor that type-checks its spec.
+var kinds = map[string]func(spec any) (Checker, error){
+	task.KindCompleted:      newCompleted,
+	task.KindFileExists:     newFileExists,
+	task.KindFileAbsent:     newFileAbsent,
+	task.KindFileContains:   newFileContains,
+	task.KindFileMatches:    newFileMatches,
+	task.KindFileEquals:     newFileEquals,
+	task.KindCommand:        newCommand,
+	task.KindToolCalled:     newToolCalled,
+	task.KindToolNotCalled:  newToolNotCalled,
+	task.KindStepsAtMost:    newStepsAtMost,
+	task.KindSummaryMatches: newSummaryMatches,
+	task.KindDeniedAtMost:   newDeniedAtMost,
+}
+
+// Kinds returns the names of every assertion kind, sorted.
+func Kinds() []string {
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New builds the checker for one assertion. It fails on an unknown kind, a spec of the
+// wrong type or an invalid regex, so `runner validate` can report these before a run.
+func New(a task.Assertion) (Checker, error) {
+	mk, ok := kinds[a.Kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown assertion kind %q", a.Kind)
+	}
+	c, err := mk(a.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Kind, err)
+	}
+	return c, nil
+}
+
+// Check evaluates one assertion against a finished run.
+func Check(ctx context.Context, a task.Assertion, run *Run) result.Assertion {
+	defer run.closeWorkspace()
+	return check(ctx, a, run)
+}
+
+// CheckAll evaluates every assertion in order, sharing one workspace handle.
+func CheckAll(ctx context.Context, as []task.Assertion, run *Run) []result.Assertion {
+	defer run.closeWorkspace()
+	out := make([]result.Assertion, 0, len(as))
+	for _, a := range as {
+		out = append(out, check(ctx, a, run))
+	}
+	return out
+}
+
+func check(ctx context.Context, a task.Assertion, run *Run) result.Assertion {
+	r := result.Assertion{Kind: a.Kind, Line: a.Pos.Line, Column: a.Pos.Column}
+	c, err := New(a)
+	if err != nil {
+		r.Message = "invalid assertion: " + err.Error()
+		return r
+	}
+	r.Passed, r.Message = c.Check(ctx, run)
+	return r
+}
+
+// workspace opens the final workspace once per Check or CheckAll.
+func (r *Run) workspace() (*tools.Workspace, error) {
+	if r.ws == nil && r.wsErr == nil {
+		if r.Workspace == "" {
+			r.wsErr = fmt.Errorf("no workspace directory was given")
+		} else {
+			r.ws, r.wsErr = tools.OpenWorkspace(r.Workspace)
+		}
+	}
+	return r.ws, r.wsErr
+}
+
+func (r *Run) closeWorkspace() {
+	if r.ws != nil {
+		_ = r.ws.Close() // read-only handle: nothing to flush
+	}
+	r.ws, r.wsErr = nil, nil
+}
