@@ -48,7 +48,7 @@ func TestWriteFile(t *testing.T) {
 		{name: "create_directories false", args: map[string]any{"path": "a/b/c.txt", "content": "x", "create_directories": false},
 			code: tools.CodeFileNotFound, contain: []string{"Directory 'a/b' does not exist", "create_directories: true"}},
 		{name: "create_directories false with the parent present", setup: func(e *env) { e.mkdir("a") },
-			args: map[string]any{"path": "a/c.txt", "content": "x", "create_directories": "false"},
+			args:  map[string]any{"path": "a/c.txt", "content": "x", "create_directories": "false"},
 			check: func(t *testing.T, e *env, _ tools.Result) { assert.Equal(t, e.read("a/c.txt"), "x") }},
 		{name: "base64", args: map[string]any{"path": "bin", "content": base64.StdEncoding.EncodeToString([]byte{0, 1, 254, 255}), "encoding": "base64"},
 			check: func(t *testing.T, e *env, _ tools.Result) { assert.Equal(t, e.read("bin"), "\x00\x01\xfe\xff") }},
@@ -68,7 +68,9 @@ func TestWriteFile(t *testing.T) {
 		{name: "empty content", args: map[string]any{"path": "empty", "content": ""},
 			check: func(t *testing.T, e *env, _ tools.Result) { assert.Equal(t, e.read("empty"), "") }},
 		{name: "unicode, spaces and CRLF", args: map[string]any{"path": "my dir/ünï ✓.txt", "content": "a\r\nb ✓\r\n"},
-			check: func(t *testing.T, e *env, _ tools.Result) { assert.Equal(t, e.read("my dir/ünï ✓.txt"), "a\r\nb ✓\r\n") }},
+			check: func(t *testing.T, e *env, _ tools.Result) {
+				assert.Equal(t, e.read("my dir/ünï ✓.txt"), "a\r\nb ✓\r\n")
+			}},
 		{name: "large content", args: map[string]any{"path": "big", "content": strings.Repeat("0123456789abcdef", 1<<17)},
 			check: func(t *testing.T, e *env, res tools.Result) {
 				assert.Equal(t, len(e.read("big")), 2<<20)
@@ -178,7 +180,9 @@ func TestCreateFile(t *testing.T) {
 		{name: "a parent is a file", setup: func(e *env) { e.write("f", "x") }, args: map[string]any{"path": "f/g", "content": "x"},
 			code: tools.CodeNotADirectory},
 		{name: "unicode, spaces and CRLF", args: map[string]any{"path": "rép ertoire/fi chier ✓.txt", "content": "l1\r\nl2\r\n"},
-			check: func(t *testing.T, e *env, _ tools.Result) { assert.Equal(t, e.read("rép ertoire/fi chier ✓.txt"), "l1\r\nl2\r\n") }},
+			check: func(t *testing.T, e *env, _ tools.Result) {
+				assert.Equal(t, e.read("rép ertoire/fi chier ✓.txt"), "l1\r\nl2\r\n")
+			}},
 		{name: "path is required", args: map[string]any{"content": "x"}, code: tools.CodeInvalidArgument, contain: []string{"'path' is required"}},
 		{name: "file_path alias", args: map[string]any{"file_path": "via_alias.txt", "content": "x"},
 			check: func(t *testing.T, e *env, _ tools.Result) { assert.Equal(t, e.read("via_alias.txt"), "x") }},
