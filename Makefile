@@ -1,0 +1,49 @@
+# The README's commands. `make test` is what CI runs (.ci/run).
+GO      ?= go
+BIN     := bin/runner
+# The shared copy is canonical; tests/testdata holds the same file for machines without ../shared.
+XSD     ?= $(firstword $(wildcard ../shared/junit/junit-10.xsd) tests/testdata/junit-10.xsd)
+PKGS    := ./...
+
+.PHONY: all build test unit lint fmt scenarios junit-check bench bench-search bench-loop clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) .
+
+## test: formatting, vet, the race-enabled unit and end-to-end tests, and the oracle suite
+## with its JUnit report checked against the Jenkins xunit schema.
+test: lint unit scenarios junit-check
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## scenarios: the main job on the default model (each task's reference solution).
+scenarios: build
+	$(BIN) run --model oracle --out runner-out --junit runner-out/junit.xml --json runner-out/report.json scenarios/
+
+junit-check:
+	@if command -v xmllint >/dev/null && [ -f $(XSD) ]; then \
+	  xmllint --noout --schema $(XSD) runner-out/junit.xml; \
+	else echo "junit-check: xmllint or $(XSD) missing, skipped"; [ -z "$$CI" ]; fi
+
+bench: bench-loop bench-search
+
+bench-loop:
+	$(GO) test -run '^$$' -bench . -benchmem ./runner/agent/ ./runner/transcript/
+	./scripts/bench-loop.sh
+
+bench-search:
+	./scripts/bench-search.sh
+
+clean:
+	rm -rf bin runner-out

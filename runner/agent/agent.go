@@ -1,0 +1,288 @@
+// Package agent runs the non-interactive agent loop: model -> tool calls -> results ->
+// model, until the model calls task_complete, the step limit is reached, the scenario
+// times out, or the model stops calling tools. Every event goes to the transcript as it
+// happens.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/complete"
+)
+
+// DefaultSystemPrompt is used when a task gives no system prompt.
+const DefaultSystemPrompt = `You are an autonomous agent working in a project workspace. Nobody will answer questions: ` +
+	`decide for yourself and act through the tools you are given. All paths are relative to the workspace root. ` +
+	`Work step by step, check your work (run the tests or commands that prove it), and when the task is done ` +
+	`call the task_complete tool with a short summary of what you did. Do not stop without calling task_complete.`
+
+// reminder is sent once when the model answers without calling a tool.
+const reminder = `You did not call a tool. Continue working on the task using the tools, ` +
+	`or call task_complete with a summary if the task is done.`
+
+// Decider decides whether a prepared call may run (the approval policy).
+type Decider interface {
+	Decide(ctx context.Context, call *tools.Call, ws *tools.Workspace) policy.Decision
+}
+
+// Recorder receives the loop's events; the transcript writer implements it.
+type Recorder interface {
+	Write(typ string, step int, data any) error
+}
+
+// Config is everything one run of the loop needs.
+type Config struct {
+	System   string
+	Prompt   string
+	Model    model.Model
+	Options  model.Options
+	Tools    *tools.Registry
+	Policy   Decider
+	Work     *tools.Workspace
+	Record   Recorder
+	MaxSteps int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Call is the record of one tool call, for assertions and reports.
+type Call struct {
+	ID       string
+	Name     string // as the model called it
+	Tool     string // canonical name; "" when the tool is unknown
+	Args     string // compact JSON with sorted keys
+	Executed bool
+	Denied   bool
+	Success  bool
+}
+
+// Outcome is how the loop ended.
+type Outcome struct {
+	Stop      result.StopReason
+	Steps     int
+	Summary   string
+	Calls     []Call
+	Usage     model.Usage
+	ModelTime time.Duration
+	ToolTime  time.Duration
+	// Err is the infrastructure failure behind StopError, or the recorder's failure.
+	Err error
+}
+
+// Events written by the loop (the payloads of transcript lines).
+type (
+	requestEvent struct {
+		Messages int    `json:"messages"`
+		Last     string `json:"last_role"`
+	}
+	responseEvent struct {
+		Content    string           `json:"content,omitempty"`
+		ToolCalls  []model.ToolCall `json:"tool_calls,omitempty"`
+		Usage      model.Usage      `json:"usage"`
+		DurationMS float64          `json:"duration_ms"`
+		TokPerSec  float64          `json:"tokens_per_second,omitempty"`
+	}
+	modelErrorEvent struct {
+		Error      string  `json:"error"`
+		DurationMS float64 `json:"duration_ms"`
+	}
+	decisionEvent struct {
+		ID       string          `json:"id"`
+		Tool     string          `json:"tool"`
+		Decision policy.Decision `json:"decision"`
+	}
+	toolCallEvent struct {
+		ID         string          `json:"id"`
+		Name       string          `json:"name"`
+		Tool       string          `json:"tool,omitempty"`
+		Args       json.RawMessage `json:"args"`
+		Result     tools.Result    `json:"result"`
+		DurationMS float64         `json:"duration_ms"`
+	}
+)
+
+// Run drives the conversation until a stop condition. The context's deadline is the
+// scenario timeout; its cancellation (Ctrl-C) ends the run as interrupted.
+func Run(ctx context.Context, cfg Config) Outcome {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	system := cfg.System
+	if system == "" {
+		system = DefaultSystemPrompt
+	}
+	msgs := []model.Message{
+		{Role: model.RoleSystem, Content: system},
+		{Role: model.RoleUser, Content: cfg.Prompt},
+	}
+	specs := cfg.Tools.Specs()
+	var out Outcome
+	idle := 0
+	for out.Steps < cfg.MaxSteps {
+		if stop, ok := contextStop(ctx); ok {
+			out.Stop = stop
+			return out
+		}
+		step := out.Steps + 1
+		if err := cfg.Record.Write("request", step, requestEvent{Messages: len(msgs), Last: msgs[len(msgs)-1].Role}); err != nil {
+			return out.fail(err)
+		}
+		start := now()
+		resp, err := cfg.Model.Step(ctx, &model.Request{Messages: msgs, Tools: specs, Options: cfg.Options})
+		took := now().Sub(start)
+		out.ModelTime += took
+		if err != nil {
+			_ = cfg.Record.Write("model_error", step, modelErrorEvent{Error: err.Error(), DurationMS: ms(took)})
+			if stop, ok := contextStop(ctx); ok {
+				out.Stop = stop
+				return out
+			}
+			return out.fail(fmt.Errorf("model %s: %w", cfg.Model.Name(), err))
+		}
+		out.Steps = step
+		out.Usage.Add(resp.Usage)
+		if err := cfg.Record.Write("response", step, responseEvent{
+			Content: resp.Content, ToolCalls: resp.ToolCalls, Usage: resp.Usage,
+			DurationMS: ms(took), TokPerSec: resp.Usage.TokensPerSecond(),
+		}); err != nil {
+			return out.fail(err)
+		}
+		calls := withIDs(resp.ToolCalls, step)
+		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: calls})
+		if len(calls) == 0 {
+			idle++
+			if idle >= 2 {
+				out.Stop = result.StopStopped
+				return out
+			}
+			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: reminder})
+			if err := cfg.Record.Write("reminder", step, map[string]string{"content": reminder}); err != nil {
+				return out.fail(err)
+			}
+			continue
+		}
+		idle = 0
+		for _, tc := range calls {
+			if stop, ok := contextStop(ctx); ok {
+				// Every call must be answered for the conversation to stay valid, but the
+				// run is over: the transcript already holds what finished.
+				out.Stop = stop
+				return out
+			}
+			rec, res, done, err := runCall(ctx, cfg, step, tc, now)
+			out.Calls = append(out.Calls, rec)
+			out.ToolTime += time.Duration(res.ExecutionTimeMS) * time.Millisecond
+			if err != nil {
+				return out.fail(err)
+			}
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: res.Output})
+			if done {
+				out.Summary, _ = res.Metadata["summary"].(string)
+				out.Stop = result.StopCompleted
+				// Calls after task_complete in the same response are not executed.
+				return out
+			}
+		}
+	}
+	out.Stop = result.StopMaxSteps
+	return out
+}
+
+// runCall prepares, decides and executes one call, recording both the decision and the
+// call. done reports a successful task_complete.
+func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now func() time.Time) (Call, tools.Result, bool, error) {
+	rec := Call{ID: tc.ID, Name: tc.Name}
+	start := now()
+	var res tools.Result
+	prepared, perr := cfg.Tools.Prepare(tc.Name, tc.Arguments)
+	if perr != nil {
+		res = tools.Fail(perr)
+		rec.Args = compactOrRaw(tc.Arguments)
+	} else {
+		rec.Tool = prepared.Tool
+		rec.Args = policy.CanonicalArgs(prepared.Args)
+		decision := cfg.Policy.Decide(ctx, prepared, cfg.Work)
+		if err := cfg.Record.Write("decision", step, decisionEvent{ID: tc.ID, Tool: prepared.Tool, Decision: decision}); err != nil {
+			return rec, res, false, err
+		}
+		if !decision.Allowed {
+			rec.Denied = true
+			res = policy.DeniedResult(decision, prepared)
+		} else {
+			rec.Executed = true
+			res = cfg.Tools.Execute(ctx, prepared, cfg.Work)
+		}
+	}
+	took := now().Sub(start)
+	if res.ExecutionTimeMS == 0 {
+		res.ExecutionTimeMS = took.Milliseconds()
+	}
+	rec.Success = res.Success
+	if err := cfg.Record.Write("tool_call", step, toolCallEvent{
+		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: res, DurationMS: ms(took),
+	}); err != nil {
+		return rec, res, false, err
+	}
+	done := rec.Executed && rec.Tool == complete.Name && res.Success
+	return rec, res, done, nil
+}
+
+func (o Outcome) fail(err error) Outcome {
+	o.Stop = result.StopError
+	o.Err = err
+	return o
+}
+
+// contextStop maps a finished context to a stop reason: its deadline is the scenario
+// timeout, any other cancellation an interrupt.
+func contextStop(ctx context.Context) (result.StopReason, bool) {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return "", false
+	case errors.Is(err, context.DeadlineExceeded):
+		return result.StopTimeout, true
+	default:
+		return result.StopInterrupt, true
+	}
+}
+
+// withIDs gives every call an id: Ollama and Gemini send none, and tool results must be
+// matched to their call.
+func withIDs(calls []model.ToolCall, step int) []model.ToolCall {
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", step, i+1)
+		}
+	}
+	return calls
+}
+
+// rawArgs keeps the arguments as sent, as valid JSON for the transcript.
+func rawArgs(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+func compactOrRaw(raw json.RawMessage) string {
+	if args, err := tools.DecodeArgs(raw); err == nil {
+		return policy.CanonicalArgs(args)
+	}
+	return string(raw)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,116 @@
+// Package cli is the runner command line: one file per command, flags turned into
+// options structs that carry the output writers (so tests capture them), and one place
+// that maps errors to the documented exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrunner/runner/tools/exec/sandbox"
+)
+
+// Exit codes, the one documented switch (see README "Exit codes").
+const (
+	// ExitOK: every scenario passed (run), the task files are valid (validate), the tool
+	// succeeded (tool), the call is allowed (policy check).
+	ExitOK = 0
+	// ExitFailed: a scenario failed, a tool returned an error, or a call is denied.
+	ExitFailed = 1
+	// ExitUsage: bad flags or arguments, or an invalid task file; nothing ran.
+	ExitUsage = 2
+	// ExitErrored: nothing failed, but some scenario errored (model unreachable, setup
+	// failed, interrupted).
+	ExitErrored = 3
+)
+
+// ExitError carries an exit code out of a command. Err is printed unless it is nil.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func usageError(format string, a ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// IO holds the streams a command reads and writes.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Main runs the command line with the process's streams and signals and returns the exit
+// code. It is what main.go calls, and what testscript registers as the runner command.
+func Main(args []string) int {
+	sandbox.RunHelperIfRequested() // the Landlock re-exec helper never returns
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
+
+// Run runs the command line with the given streams and returns the exit code.
+func Run(ctx context.Context, args []string, stdio IO) int {
+	app := newApp(stdio)
+	err := app.RunContext(ctx, intersperse(app, args))
+	return exitCode(err, stdio.Stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		if exit.Err != nil {
+			fmt.Fprintf(stderr, "runner: %v\n", exit.Err)
+		}
+		return exit.Code
+	}
+	// Anything else comes from flag parsing or an unknown command.
+	fmt.Fprintf(stderr, "runner: %v\n", err)
+	return ExitUsage
+}
+
+func newApp(stdio IO) *cli.App {
+	return &cli.App{
+		Name:  "runner",
+		Usage: "run LLM agents through scripted tasks and check, in CI, whether they did the job",
+		Description: "Exit codes: 0 all passed; 1 a scenario failed (or a tool failed / a call is denied);\n" +
+			"2 usage error or invalid task file (nothing ran); 3 none failed but some errored.",
+		Reader:          stdio.Stdin,
+		Writer:          stdio.Stdout,
+		ErrWriter:       stdio.Stderr,
+		HideHelpCommand: true,
+		// Errors are mapped to exit codes in exitCode, never by os.Exit inside the library.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &ExitError{Code: ExitUsage, Err: err}
+		},
+		Commands: []*cli.Command{
+			runCommand(stdio),
+			validateCommand(stdio),
+			toolsCommand(stdio),
+			toolCommand(stdio),
+			policyCommand(stdio),
+			schemaCommand(stdio),
+		},
+	}
+}

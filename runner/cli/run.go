@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/report"
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scenario"
+	"github.com/agentrunner/runner/runner/suite"
+	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/catalog"
+	"github.com/agentrunner/runner/tools/exec/sandbox"
+)
+
+// DefaultModel runs the tasks' reference solutions: it needs no model server.
+const DefaultModel = "oracle"
+
+// RunOptions are the flags of `runner run`.
+type RunOptions struct {
+	Paths          []string
+	Model          string
+	OutDir         string
+	JUnit          string
+	JSON           string
+	Parallel       int
+	Repeat         int
+	MaxSteps       int
+	Timeout        time.Duration
+	Filter         string
+	KeepWorkspaces bool
+	Approval       string
+	Sandbox        string
+	// TTY forces the live console (nil: detect from Stdout).
+	TTY *bool
+	IO
+}
+
+func runCommand(stdio IO) *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run scenarios and report whether the agent did the job",
+		ArgsUsage: "PATH... (task files, directories or globs)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "PROVIDER:MODEL for every task (ollama:NAME, openai:NAME, oracle); default: the task's model, else oracle"},
+			&cli.StringFlag{Name: "out", Value: "runner-out", Usage: "directory for transcripts and result files"},
+			&cli.StringFlag{Name: "junit", Usage: "write a JUnit XML report to `FILE`"},
+			&cli.StringFlag{Name: "json", Usage: "write a JSON report to `FILE`"},
+			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "scenarios run at once"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each scenario `N` times (for pass@k)"},
+			&cli.IntFlag{Name: "max-steps", Usage: "override every task's max_steps"},
+			&cli.DurationFlag{Name: "timeout", Usage: "override every task's timeout"},
+			&cli.StringFlag{Name: "filter", Usage: "run only scenarios whose name matches `REGEX`"},
+			&cli.BoolFlag{Name: "keep-workspaces", Usage: "keep each final workspace and print its path"},
+			&cli.StringFlag{Name: "approval", Usage: "override every task's approval mode: auto, read-only, rules or ask"},
+			&cli.StringFlag{Name: "sandbox", Usage: "override every task's sandbox: auto, bwrap, landlock or none"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageError("run: no task files given (try: runner run scenarios/)")
+			}
+			return Execute(c.Context, RunOptions{
+				Paths: c.Args().Slice(), Model: c.String("model"), OutDir: c.String("out"),
+				JUnit: c.String("junit"), JSON: c.String("json"), Parallel: c.Int("parallel"),
+				Repeat: c.Int("repeat"), MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
+				Filter: c.String("filter"), KeepWorkspaces: c.Bool("keep-workspaces"),
+				Approval: c.String("approval"), Sandbox: c.String("sandbox"), IO: stdio,
+			})
+		},
+	}
+}
+
+// Execute runs `runner run` with opts and returns nil or an *ExitError.
+func Execute(ctx context.Context, opts RunOptions) error {
+	if opts.Parallel < 1 || opts.Repeat < 1 || opts.MaxSteps < 0 || opts.Timeout < 0 {
+		return usageError("run: --parallel and --repeat must be at least 1, --max-steps and --timeout not negative")
+	}
+	var approval *task.Approval
+	if opts.Approval != "" {
+		switch opts.Approval {
+		case task.ModeAuto, task.ModeReadOnly, task.ModeRules, task.ModeAsk:
+			approval = &task.Approval{Mode: opts.Approval}
+		default:
+			return usageError("run: --approval %q: want auto, read-only, rules or ask", opts.Approval)
+		}
+	}
+	switch opts.Sandbox {
+	case "", "auto", "bwrap", "landlock", "none":
+	default:
+		return usageError("run: --sandbox %q: want auto, bwrap, landlock or none", opts.Sandbox)
+	}
+	reg := catalog.Default()
+	tasks, err := loadTasks(opts.Paths, reg, opts.Filter, opts.Stderr)
+	if err != nil {
+		return err
+	}
+	tty := isatty.IsTerminal(fdOf(opts.Stdout))
+	if opts.TTY != nil {
+		tty = *opts.TTY
+	}
+	console := report.NewConsole(opts.Stdout, report.ConsoleOptions{TTY: tty, Color: tty})
+
+	models := &modelSet{flag: opts.Model, models: map[string]error{}}
+	sandboxes := &sandboxSet{override: opts.Sandbox, stderr: opts.Stderr, cache: map[string]sandboxProbe{}}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: output directory: %w", err)}
+	}
+	models.preflight(ctx, tasks)
+
+	var asker policy.Asker
+	if opts.Approval == task.ModeAsk || anyAsk(tasks) {
+		if in, ok := opts.Stdin.(*os.File); ok && policy.IsTerminal(in) && tty {
+			asker = policy.NewTerminalAsker(in, opts.Stdout)
+			opts.Parallel = 1 // one question at a time
+		}
+	}
+	console.Start(len(tasks) * opts.Repeat)
+	run := suite.Run(ctx, tasks, suite.Options{
+		Parallel: opts.Parallel, Repeat: opts.Repeat,
+		OnStart: console.ScenarioStarted, OnDone: console.ScenarioDone,
+		Scenario: scenario.Options{
+			OutDir: opts.OutDir, Catalog: reg, Approval: approval, Asker: asker,
+			MaxSteps: opts.MaxSteps, Timeout: opts.Timeout, KeepWorkspaces: opts.KeepWorkspaces,
+			Model: models.open, Sandbox: sandboxes.get,
+		},
+	})
+	if err := writeReports(run, opts); err != nil {
+		console.Finish(run)
+		return &ExitError{Code: ExitErrored, Err: err}
+	}
+	console.Finish(run)
+	passed, failed, errored := run.Counts()
+	_ = passed
+	switch {
+	case failed > 0:
+		return &ExitError{Code: ExitFailed}
+	case errored > 0:
+		return &ExitError{Code: ExitErrored}
+	}
+	return nil
+}
+
+func loadTasks(paths []string, reg *tools.Registry, filter string, stderr io.Writer) ([]*task.Task, error) {
+	files, err := task.Expand(paths)
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	tasks, err := task.LoadAll(files, task.LoadOptions{KnownTool: reg.Canonical, Now: time.Now()})
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	for _, t := range tasks {
+		for _, w := range t.Warnings {
+			fmt.Fprintf(stderr, "runner: warning: %s\n", w)
+		}
+	}
+	if filter != "" {
+		re, err := regexp.Compile(filter)
+		if err != nil {
+			return nil, usageError("run: --filter: %v", err)
+		}
+		kept := tasks[:0]
+		for _, t := range tasks {
+			if re.MatchString(t.Name) {
+				kept = append(kept, t)
+			}
+		}
+		tasks = kept
+		if len(tasks) == 0 {
+			return nil, usageError("run: --filter %q matches no scenario", filter)
+		}
+	}
+	return tasks, nil
+}
+
+func writeReports(run result.Run, opts RunOptions) error {
+	write := func(path string, fn func(io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("report %s: %w", path, err)
+			}
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("report %s: %w", path, err)
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("report %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("report %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := write(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, run) }); err != nil {
+		return err
+	}
+	return write(opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, run, report.JUnitOptions{}) })
+}
+
+// modelSet opens each task's model and remembers pre-flight failures, so a missing model
+// errors its scenarios instead of aborting the run.
+type modelSet struct {
+	flag   string
+	mu     sync.Mutex
+	models map[string]error
+}
+
+func (m *modelSet) name(t *task.Task) string {
+	switch {
+	case m.flag != "":
+		return m.flag
+	case t.Model != "":
+		return t.Model
+	}
+	return DefaultModel
+}
+
+// preflight checks every distinct model once, before the first scenario.
+func (m *modelSet) preflight(ctx context.Context, tasks []*task.Task) {
+	names := map[string]bool{}
+	for _, t := range tasks {
+		names[m.name(t)] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, name := range sorted {
+		mod, err := providers.Open(name, providers.OpenOptions{})
+		if err == nil {
+			err = providers.Check(ctx, mod)
+		}
+		m.models[name] = err
+	}
+}
+
+func (m *modelSet) open(t *task.Task) (model.Model, error) {
+	name := m.name(t)
+	m.mu.Lock()
+	err := m.models[name]
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return providers.Open(name, providers.OpenOptions{Reference: referenceCalls(t)})
+}
+
+func referenceCalls(t *task.Task) []model.ToolCall {
+	calls := make([]model.ToolCall, 0, len(t.Reference))
+	for _, c := range t.Reference {
+		args, _ := json.Marshal(c.Args)
+		calls = append(calls, model.ToolCall{Name: c.Tool, Arguments: args})
+	}
+	return calls
+}
+
+type sandboxProbe struct {
+	wrap tools.CommandWrapper
+	err  error
+}
+
+// sandboxSet probes each sandbox mode once and reports the choice once.
+type sandboxSet struct {
+	override string
+	stderr   io.Writer
+	mu       sync.Mutex
+	cache    map[string]sandboxProbe
+}
+
+func (s *sandboxSet) get(mode string) (tools.CommandWrapper, error) {
+	if s.override != "" {
+		mode = s.override
+	}
+	if mode == "" {
+		mode = task.DefaultSandbox
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.cache[mode]; ok {
+		return p.wrap, p.err
+	}
+	wrap, note, err := sandbox.Probe(context.Background(), mode)
+	if note != "" {
+		fmt.Fprintf(s.stderr, "runner: sandbox %s: %s\n", mode, note)
+	}
+	s.cache[mode] = sandboxProbe{wrap: wrap, err: err}
+	return wrap, err
+}
+
+func anyAsk(tasks []*task.Task) bool {
+	for _, t := range tasks {
+		if t.Approval.Mode == task.ModeAsk {
+			return true
+		}
+	}
+	return false
+}
+
+func fdOf(w io.Writer) uintptr {
+	if f, ok := w.(*os.File); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}

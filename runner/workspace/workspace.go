@@ -1,0 +1,197 @@
+// Package workspace builds a scenario's workspace in a fresh temporary directory from the
+// task's inline files, copied directory and setup commands, and adds the hidden verify
+// files once the agent has finished.
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentrunner/runner/runner/task"
+)
+
+// CommandFunc runs one shell command in dir with the task's extra environment and returns
+// its combined output and exit code; err is for failures to run at all (timeouts too).
+type CommandFunc func(ctx context.Context, dir, command string, env map[string]string) (output string, exitCode int, err error)
+
+// SetupError is a failed setup command: a scenario error, not an agent failure.
+type SetupError struct {
+	Command  string
+	ExitCode int
+	Output   string
+	Err      error
+}
+
+func (e *SetupError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("setup command %q: %v", e.Command, e.Err)
+	}
+	return fmt.Sprintf("setup command %q exited %d: %s", e.Command, e.ExitCode, lastLines(e.Output, 5))
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// Step is the record of one setup command, for the transcript.
+type Step struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Output   string `json:"output"`
+}
+
+// Create makes a fresh temporary directory under parent ("" for the system temp dir) named
+// after the scenario, never inside the repository.
+func Create(parent, name string) (string, error) {
+	dir, err := os.MkdirTemp(parent, "runner-"+sanitize(name)+"-")
+	if err != nil {
+		return "", fmt.Errorf("create workspace: %w", err)
+	}
+	return dir, nil
+}
+
+// Populate writes the task's inline files and copied directory into dir, then runs the
+// setup commands in order. Each finished setup command is reported to onStep.
+func Populate(ctx context.Context, t *task.Task, dir string, run CommandFunc, onStep func(Step)) error {
+	if err := addFiles(t.Dir, t.Workspace.Copy, t.Workspace.Files, dir); err != nil {
+		return err
+	}
+	for _, command := range t.Workspace.Setup {
+		out, code, err := run(ctx, dir, command, t.Env)
+		if onStep != nil {
+			onStep(Step{Command: command, ExitCode: code, Output: out})
+		}
+		if err != nil || code != 0 {
+			return &SetupError{Command: command, ExitCode: code, Output: out, Err: err}
+		}
+	}
+	return nil
+}
+
+// AddVerify copies the task's verify files in after the agent has finished.
+func AddVerify(t *task.Task, dir string) error {
+	if err := addFiles(t.Dir, t.Verify.Copy, t.Verify.Files, dir); err != nil {
+		return fmt.Errorf("verify files: %w", err)
+	}
+	return nil
+}
+
+func addFiles(taskDir, copyFrom string, files map[string]string, dir string) error {
+	if copyFrom != "" {
+		src := copyFrom
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(taskDir, src)
+		}
+		if err := CopyDir(src, dir); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		target := filepath.Join(dir, filepath.FromSlash(name))
+		if rel, err := filepath.Rel(dir, target); err != nil || strings.HasPrefix(rel, "..") {
+			return fmt.Errorf("file %q: outside the workspace", name)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return fmt.Errorf("file %q: %w", name, err)
+		}
+		if err := os.WriteFile(target, []byte(files[name]), fileMode(name)); err != nil {
+			return fmt.Errorf("file %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// fileMode makes inline scripts executable, as a shebang would suggest.
+func fileMode(name string) os.FileMode {
+	if strings.HasSuffix(name, ".sh") {
+		return 0o755
+	}
+	return 0o644
+}
+
+// CopyDir copies the tree at src into dst, keeping file modes. Symlinks are copied as links.
+func CopyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", src, err)
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", path, err)
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", path, err)
+		}
+		switch {
+		case d.IsDir():
+			if err := os.MkdirAll(target, info.Mode().Perm()|0o700); err != nil {
+				return fmt.Errorf("copy %s: %w", path, err)
+			}
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return fmt.Errorf("copy %s: %w", path, err)
+			}
+			if err := os.Symlink(link, target); err != nil {
+				return fmt.Errorf("copy %s: %w", path, err)
+			}
+		case d.Type().IsRegular():
+			if err := copyFile(path, target, info.Mode().Perm()); err != nil {
+				return fmt.Errorf("copy %s: %w", path, err)
+			}
+		}
+		return nil
+	})
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return s
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
