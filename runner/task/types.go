@@ -22,13 +22,15 @@ type Task struct {
 	Path string `json:"path"`
 	Dir  string `json:"-"`
 
-	Name         string            `json:"name"`
-	Description  string            `json:"description,omitempty"`
-	Tags         []string          `json:"tags,omitempty"`
-	Model        string            `json:"model,omitempty"`
-	ModelOptions ModelOptions      `json:"model_options"`
-	System       string            `json:"system,omitempty"`
-	Prompt       string            `json:"prompt"`
+	Name         string       `json:"name"`
+	Description  string       `json:"description,omitempty"`
+	Tags         []string     `json:"tags,omitempty"`
+	Model        string       `json:"model,omitempty"`
+	ModelOptions ModelOptions `json:"model_options"`
+	System       string       `json:"system,omitempty"`
+	Prompt       string       `json:"prompt"`
+	// Tools are canonical tool names, task_complete always among them; nil (no tools:
+	// key) means every registered tool.
 	Tools        []string          `json:"tools"`
 	Approval     Approval          `json:"approval"`
 	CommandRules []CommandRule     `json:"command_rules,omitempty"`
@@ -44,7 +46,14 @@ type Task struct {
 	Verify    VerifySpec    `json:"verify"`
 	Assert    []Assertion   `json:"assert"`
 	Reference []Call        `json:"reference,omitempty"`
+
+	// Warnings are problems that do not stop the task (an expired or disabled rule), each
+	// formatted as "file:line:column: field: message".
+	Warnings []string `json:"warnings,omitempty"`
 }
+
+// TaskComplete is the tool that ends a scenario; every task may call it.
+const TaskComplete = "task_complete"
 
 // Defaults applied when a task file leaves a key out.
 const (
@@ -118,13 +127,17 @@ type VerifySpec struct {
 
 // Call is one tool call of the reference solution.
 type Call struct {
+	// Tool is the name as written, possibly an alias: Args then use the alias's parameter
+	// names, and the registry maps both when the oracle plays the call.
 	Tool string         `json:"tool"`
 	Args map[string]any `json:"args"`
 	Pos  Position       `json:"pos"`
 }
 
 // Assertion is one entry of assert:, a single-key map whose key is the kind. Spec holds
-// the kind's typed value: one of the *Spec types below (or bool/int/string for scalars).
+// the kind's typed value, always a value and never a pointer: FileContains, FileMatches,
+// FileEquals, CommandCheck or ToolCalled, or bool/int/string for the scalar kinds (see
+// the Kind constants). Tool names in ToolCalled and tool_not_called are canonical.
 type Assertion struct {
 	Kind string   `json:"kind"`
 	Spec any      `json:"spec"`

@@ -1,0 +1,275 @@
+package task
+
+import (
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// DefaultCommandTimeout bounds a command assertion that sets no timeout.
+const DefaultCommandTimeout = 60 * time.Second
+
+// AssertionKinds lists every assertion kind, in the order of the documentation.
+var AssertionKinds = []string{
+	KindCompleted, KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches,
+	KindFileEquals, KindCommand, KindToolCalled, KindToolNotCalled, KindStepsAtMost,
+	KindSummaryMatches, KindDeniedAtMost,
+}
+
+var (
+	fileContainsFields = []string{"path", "text"}
+	fileMatchesFields  = []string{"path", "regex"}
+	fileEqualsFields   = []string{"path", "content"}
+	commandFields      = []string{"run", "exit_code", "stdout_contains", "timeout"}
+	toolCalledFields   = []string{"name", "args_match", "min", "max"}
+)
+
+// single decodes a single-key mapping such as `- file_exists: out.txt` or
+// `- read_file: {path: a}`, the shape of assert: and reference: entries.
+func (l *loader) single(n ast.Node, field, what, example string) (entry, bool) {
+	d := l.d
+	r, _, ok := d.resolve(n, field)
+	if !ok {
+		return entry{}, false
+	}
+	switch r.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+	default:
+		d.fail(r, field, "expected a single-key mapping like %q, got %s", example, describe(r))
+		return entry{}, false
+	}
+	es, ok := d.entries(r, field)
+	if !ok {
+		return entry{}, false
+	}
+	switch {
+	case len(es) == 0:
+		d.fail(r, field, "empty entry; expected a single-key mapping like %q", example)
+		return entry{}, false
+	case len(es) > 1:
+		keys := make([]string, len(es))
+		for i, e := range es {
+			keys[i] = e.key
+		}
+		if v, _, _ := d.resolve(es[0].value, field); isNull(v) {
+			d.fail(r, field, "%s has one key, but found %s; indent %s under %s",
+				what, strings.Join(keys, ", "), strings.Join(keys[1:], ", "), keys[0])
+		} else {
+			d.fail(r, field, "%s has one key, but found %s", what, strings.Join(keys, ", "))
+		}
+		return entry{}, false
+	}
+	return es[0], true
+}
+
+func isNull(n ast.Node) bool {
+	_, null := n.(*ast.NullNode)
+	return n == nil || null
+}
+
+func (l *loader) assertions(n ast.Node, field string) {
+	items, _ := l.d.items(n, field)
+	for i, it := range items {
+		f := index(field, i)
+		e, ok := l.single(it, f, "an assertion", "- file_exists: out.txt")
+		if !ok {
+			continue
+		}
+		if !contains(AssertionKinds, e.key) {
+			l.d.fail(e.keyAt, f, "unknown assertion kind %q%s", e.key, suggest(e.key, AssertionKinds, "known kinds"))
+			continue
+		}
+		spec, ok := l.assertion(e.key, e.value, join(f, e.key))
+		if ok {
+			l.t.Assert = append(l.t.Assert, Assertion{Kind: e.key, Spec: spec, Pos: l.d.posOf(it)})
+		}
+	}
+}
+
+// assertion decodes one kind's value into its Spec type.
+func (l *loader) assertion(kind string, n ast.Node, f string) (any, bool) {
+	d := l.d
+	switch kind {
+	case KindCompleted:
+		return d.boolean(n, f)
+	case KindFileExists, KindFileAbsent:
+		return l.wsPath(n, f)
+	case KindStepsAtMost:
+		return d.atLeast(n, f, 1)
+	case KindDeniedAtMost:
+		return d.atLeast(n, f, 0)
+	case KindSummaryMatches:
+		return d.regex(n, f)
+	case KindToolNotCalled:
+		name, ok := d.nonEmpty(n, f)
+		if !ok {
+			return "", false
+		}
+		return l.tool(n, f, name)
+	case KindFileContains:
+		var s FileContains
+		ok := l.fields(n, f, fileContainsFields, []string{"path", "text"}, func(e entry, f string) bool {
+			return l.fileField(e, f, &s.Path, &s.Text, "text")
+		})
+		return s, ok
+	case KindFileMatches:
+		var s FileMatches
+		ok := l.fields(n, f, fileMatchesFields, []string{"path", "regex"}, func(e entry, f string) bool {
+			if e.key == "regex" {
+				var ok bool
+				s.Regex, ok = d.regex(e.value, f)
+				return ok
+			}
+			return l.fileField(e, f, &s.Path, nil, "")
+		})
+		return s, ok
+	case KindFileEquals:
+		var s FileEquals
+		ok := l.fields(n, f, fileEqualsFields, []string{"path", "content"}, func(e entry, f string) bool {
+			return l.fileField(e, f, &s.Path, &s.Content, "content")
+		})
+		return s, ok
+	case KindCommand:
+		return l.command(n, f)
+	case KindToolCalled:
+		return l.toolCalled(n, f)
+	}
+	panic("task: unhandled assertion kind " + kind) // AssertionKinds and this switch disagree
+}
+
+// fields decodes an object with required keys; fn reports whether each value was valid.
+func (l *loader) fields(n ast.Node, f string, known, required []string, fn func(e entry, f string) bool) bool {
+	ok := true
+	before := len(l.d.errs)
+	present := l.d.object(n, f, known, func(e entry, f string) {
+		if !fn(e, f) {
+			ok = false
+		}
+	})
+	l.d.require(n, f, present, required...)
+	return ok && len(l.d.errs) == before
+}
+
+// fileField decodes the path of a file assertion, or its text field (named textKey).
+func (l *loader) fileField(e entry, f string, path, text *string, textKey string) bool {
+	var ok bool
+	if e.key == "path" {
+		*path, ok = l.wsPath(e.value, f)
+		return ok
+	}
+	if e.key == textKey {
+		*text, ok = l.d.str(e.value, f)
+		return ok
+	}
+	return false
+}
+
+// wsPath decodes a path inside the workspace.
+func (l *loader) wsPath(n ast.Node, f string) (string, bool) {
+	s, ok := l.d.nonEmpty(n, f)
+	if ok && !localPath(s) {
+		l.d.fail(n, f, "path %q must be relative and stay inside the workspace", s)
+		return s, false
+	}
+	return s, ok
+}
+
+func (l *loader) command(n ast.Node, f string) (CommandCheck, bool) {
+	d := l.d
+	c := CommandCheck{Timeout: DefaultCommandTimeout}
+	ok := l.fields(n, f, commandFields, []string{"run"}, func(e entry, f string) bool {
+		var ok bool
+		switch e.key {
+		case "run":
+			c.Run, ok = d.nonEmpty(e.value, f)
+		case "exit_code":
+			c.ExitCode, ok = d.atLeast(e.value, f, 0)
+		case "stdout_contains":
+			c.StdoutContains, ok = d.str(e.value, f)
+		case "timeout":
+			if dur, dok := d.duration(e.value, f); dok {
+				c.Timeout, ok = dur, true
+			}
+		}
+		return ok
+	})
+	return c, ok
+}
+
+// toolCalled decodes `tool_called: NAME` or the block {name, args_match, min, max}.
+func (l *loader) toolCalled(n ast.Node, f string) (ToolCalled, bool) {
+	d := l.d
+	tc := ToolCalled{Min: 1}
+	r, _, ok := d.resolve(n, f)
+	if !ok {
+		return tc, false
+	}
+	switch r.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+	case *ast.SequenceNode:
+		d.fail(r, f, "expected a tool name or a mapping with name, args_match, min and max, got a list")
+		return tc, false
+	default:
+		name, ok := d.nonEmpty(r, f)
+		if ok {
+			tc.Name, ok = l.tool(r, f, name)
+		}
+		return tc, ok
+	}
+	var maxAt ast.Node
+	ok = l.fields(r, f, toolCalledFields, []string{"name"}, func(e entry, f string) bool {
+		var ok bool
+		switch e.key {
+		case "name":
+			var name string
+			if name, ok = d.nonEmpty(e.value, f); ok {
+				tc.Name, ok = l.tool(e.value, f, name)
+			}
+		case "args_match":
+			tc.ArgsMatch, ok = d.regex(e.value, f)
+		case "min":
+			tc.Min, ok = d.atLeast(e.value, f, 0)
+		case "max":
+			maxAt = e.value
+			tc.Max, ok = d.atLeast(e.value, f, 0)
+		}
+		return ok
+	})
+	if ok && tc.Max > 0 && tc.Max < tc.Min {
+		d.fail(maxAt, join(f, "max"), "max %d is below min %d", tc.Max, tc.Min)
+		ok = false
+	}
+	return tc, ok
+}
+
+// reference decodes the reference solution: a list of `- TOOL: {ARGS}`.
+func (l *loader) reference(n ast.Node, field string) {
+	items, _ := l.d.items(n, field)
+	for i, it := range items {
+		f := index(field, i)
+		e, ok := l.single(it, f, "a reference call", "- read_file: {path: main.go}")
+		if !ok {
+			continue
+		}
+		if _, ok := l.tool(e.keyAt, f, e.key); !ok {
+			continue
+		}
+		call := Call{Tool: e.key, Args: map[string]any{}, Pos: l.d.posOf(it)}
+		r, _, ok := l.d.resolve(e.value, join(f, e.key))
+		if !ok {
+			continue
+		}
+		switch r.(type) {
+		case nil, *ast.NullNode:
+		case *ast.MappingNode, *ast.MappingValueNode:
+			v, _ := l.d.toAny(r, join(f, e.key))
+			call.Args = v.(map[string]any)
+		default:
+			l.d.fail(r, join(f, e.key), "expected the arguments as a mapping, like {path: main.go}, got %s", describe(r))
+			continue
+		}
+		l.t.Reference = append(l.t.Reference, call)
+		l.refNodes = append(l.refNodes, e.keyAt)
+	}
+}

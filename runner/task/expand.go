@@ -1,0 +1,154 @@
+package task
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Expand turns command-line arguments into task files:
+//   - a file is taken as is, whatever its extension;
+//   - a directory gives the *.yaml and *.yml files directly inside it, not in its
+//     subdirectories (they usually hold fixtures, which may be YAML too); use a glob such
+//     as dir/**/*.yaml to recurse;
+//   - anything else is a glob (doublestar syntax: *, ?, [..], {a,b} and ** for any depth);
+//     its matching .yaml/.yml files are taken, and matching directories are expanded as
+//     above.
+//
+// Hidden files (starting with ".") found inside directories are skipped. The result is
+// sorted and without duplicates, so a suite always runs in the same order. An argument
+// that yields no task file is an error; all such errors are reported together.
+func Expand(args []string) ([]string, error) {
+	seen := map[string]bool{}
+	var files []string
+	var errs []error
+	add := func(p string) {
+		key := p
+		if abs, err := filepath.Abs(p); err == nil {
+			key = abs
+		}
+		if !seen[key] {
+			seen[key] = true
+			files = append(files, p)
+		}
+	}
+	for _, arg := range args {
+		found, err := expandOne(arg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, f := range found {
+			add(filepath.Clean(f))
+		}
+	}
+	sort.Strings(files)
+	return files, combine(errs)
+}
+
+func expandOne(arg string) ([]string, error) {
+	info, err := os.Stat(arg)
+	switch {
+	case err == nil && info.IsDir():
+		found, err := yamlFilesIn(arg)
+		if err == nil && len(found) == 0 {
+			err = fmt.Errorf("%s: directory holds no .yaml or .yml task file", arg)
+		}
+		return found, err
+	case err == nil:
+		return []string{arg}, nil
+	case !hasMeta(arg):
+		return nil, fmt.Errorf("%s: no such file or directory", arg)
+	}
+	if !doublestar.ValidatePathPattern(filepath.ToSlash(arg)) {
+		return nil, fmt.Errorf("%s: invalid glob pattern", arg)
+	}
+	matches, err := doublestar.FilepathGlob(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	var found []string
+	for _, m := range matches {
+		info, err := os.Stat(m)
+		switch {
+		case err != nil:
+			continue // a dangling symlink: not a task file
+		case info.IsDir():
+			inDir, err := yamlFilesIn(m)
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, inDir...)
+		case isYAML(m):
+			found = append(found, m)
+		}
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%s: no .yaml or .yml task file matches", arg)
+	}
+	return found, nil
+}
+
+// yamlFilesIn lists the visible *.yaml and *.yml regular files directly inside dir.
+func yamlFilesIn(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !isYAML(name) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func isYAML(name string) bool {
+	ext := filepath.Ext(name)
+	return ext == ".yaml" || ext == ".yml"
+}
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
+
+// LoadAll expands paths (see Expand) and loads every task file. It reports every problem
+// of every file at once, one per line, and refuses two tasks with the same name, naming
+// both files. Tasks come back in Expand's order.
+func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
+	files, expandErr := Expand(paths)
+	errs := Problems(expandErr)
+	var tasks []*Task
+	byName := map[string]Position{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, &Error{Pos: Position{File: f}, Msg: readProblem(err), Err: err})
+			continue
+		}
+		t, namePos, problems := parse(f, data, opts)
+		if len(problems) > 0 {
+			errs = append(errs, problems...)
+			continue
+		}
+		if first, dup := byName[t.Name]; dup {
+			errs = append(errs, &Error{Pos: namePos, Field: "name",
+				Msg: fmt.Sprintf("duplicate scenario name %q, already used by %s; set a different name:", t.Name, first)})
+			continue
+		}
+		byName[t.Name] = namePos
+		tasks = append(tasks, t)
+	}
+	if err := combine(errs); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}

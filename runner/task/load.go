@@ -1,0 +1,427 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// LoadOptions configure Load and LoadAll.
+type LoadOptions struct {
+	// KnownTool resolves a tool name or alias to its canonical name. It checks tools:,
+	// reference calls, tool assertions and approval rules; nil skips tool checks.
+	KnownTool func(name string) (canonical string, ok bool)
+	// ToolNames are the known tools, listed in "unknown tool" messages. When KnownTool is
+	// nil and ToolNames is not, a name is known when it is in this list.
+	ToolNames []string
+	// Now is the time rule expiry is judged against; zero means time.Now().
+	Now time.Time
+}
+
+// Load reads and decodes one task file. Decoding is strict: an unknown key, a wrong type,
+// a bad regex, duration or tool name is an error, and every problem of the file is
+// reported at once, one per line, as "file:line:column: field: message" (a
+// *multierror.Error of *Error; see Problems). Defaults are filled in; problems that do
+// not stop the task end up in Task.Warnings.
+func Load(path string, opts LoadOptions) (*Task, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, combine([]error{&Error{Pos: Position{File: path}, Msg: readProblem(err), Err: err}})
+	}
+	return Parse(path, data, opts)
+}
+
+// Parse decodes a task file's content; path names it in messages and anchors
+// workspace.copy and verify.copy.
+func Parse(path string, data []byte, opts LoadOptions) (*Task, error) {
+	t, _, errs := parse(path, data, opts)
+	if len(errs) > 0 {
+		return nil, combine(errs)
+	}
+	return t, nil
+}
+
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	}
+	return fmt.Sprintf("cannot read: %v", err)
+}
+
+// parse returns the task, the position of its name (for duplicate-name errors) and the
+// file's problems in document order.
+func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error) {
+	start := Position{File: path, Line: 1, Column: 1}
+	file, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, start, []error{syntaxProblem(path, err)}
+	}
+	var root ast.Node
+	for i, doc := range file.Docs {
+		if doc.Body == nil {
+			continue
+		}
+		if root != nil {
+			d := &decoder{file: path}
+			return nil, start, []error{&Error{Pos: d.posOf(file.Docs[i]), Msg: "a task file holds one YAML document; put each task in its own file"}}
+		}
+		root = doc.Body
+	}
+	if root == nil {
+		return nil, start, []error{&Error{Pos: start, Msg: "the file is empty; a task needs at least a prompt"}}
+	}
+	l := newLoader(path, opts)
+	l.d.collectAnchors(root)
+	l.decode(root)
+	l.check()
+
+	var errs []error
+	for _, e := range sortProblems(l.d.errs) {
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return nil, start, errs
+	}
+	for _, w := range sortProblems(l.d.warns) {
+		l.t.Warnings = append(l.t.Warnings, w.Error())
+	}
+	return l.t, l.namePos, nil
+}
+
+// syntaxProblem turns a goccy parse error (which carries a token and a source excerpt)
+// into a one-line Error.
+func syntaxProblem(path string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		p := Position{File: path, Line: 1, Column: 1}
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			p.Line, p.Column = tk.Position.Line, tk.Position.Column
+		}
+		return &Error{Pos: p, Msg: "invalid YAML: " + ye.GetMessage(), Err: err}
+	}
+	return &Error{Pos: Position{File: path}, Msg: "invalid YAML: " + err.Error(), Err: err}
+}
+
+// loader holds one file's decoding state.
+type loader struct {
+	d       *decoder
+	t       *Task
+	opts    LoadOptions
+	known   func(string) (string, bool)
+	namePos Position
+
+	// Nodes kept for checks that need several keys (which may come in any order).
+	refNodes   []ast.Node
+	approvalAt ast.Node
+}
+
+func newLoader(path string, opts LoadOptions) *loader {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	l := &loader{d: &decoder{file: path}, opts: opts, known: opts.KnownTool}
+	if l.known == nil && opts.ToolNames != nil {
+		l.known = func(name string) (string, bool) { return name, contains(opts.ToolNames, name) }
+	}
+	l.t = &Task{
+		Path:     path,
+		Dir:      filepath.Dir(path),
+		Name:     nameFromPath(path),
+		MaxSteps: DefaultMaxSteps,
+		Timeout:  DefaultTimeout,
+		Sandbox:  DefaultSandbox,
+		Approval: Approval{Mode: ModeAuto},
+	}
+	l.namePos = Position{File: path, Line: 1, Column: 1}
+	return l
+}
+
+// nameFromPath is the default scenario name: the file name without .yaml or .yml.
+func nameFromPath(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".yaml", ".yml"} {
+		if strings.HasSuffix(base, ext) {
+			return strings.TrimSuffix(base, ext)
+		}
+	}
+	return base
+}
+
+// taskFields are the top-level keys, in the order of the documentation.
+var taskFields = []string{
+	"name", "description", "tags", "model", "model_options", "system", "prompt", "tools",
+	"approval", "command_rules", "max_steps", "timeout", "env", "network", "sandbox",
+	"limits", "workspace", "verify", "assert", "reference",
+}
+
+func (l *loader) decode(root ast.Node) {
+	d, t := l.d, l.t
+	present := d.object(root, "", taskFields, func(e entry, f string) {
+		v := e.value
+		switch e.key {
+		case "name":
+			l.namePos = d.posOf(v)
+			if s, ok := d.nonEmpty(v, f); ok && l.validName(v, f, s) {
+				t.Name = s
+			}
+		case "description":
+			t.Description, _ = d.str(v, f)
+		case "tags":
+			t.Tags = d.stringList(v, f)
+		case "model":
+			t.Model, _ = d.nonEmpty(v, f)
+		case "model_options":
+			l.modelOptions(v, f)
+		case "system":
+			t.System, _ = d.str(v, f)
+		case "prompt":
+			t.Prompt, _ = d.nonEmpty(v, f)
+		case "tools":
+			l.tools(v, f)
+		case "approval":
+			l.approval(v, f)
+		case "command_rules":
+			l.commandRules(v, f)
+		case "max_steps":
+			if n, ok := d.atLeast(v, f, 1); ok {
+				t.MaxSteps = n
+			}
+		case "timeout":
+			if dur, ok := d.duration(v, f); ok {
+				t.Timeout = dur
+			}
+		case "env":
+			t.Env = l.env(v, f)
+		case "network":
+			t.Network, _ = d.boolean(v, f)
+		case "sandbox":
+			l.sandbox(v, f)
+		case "limits":
+			l.limits(v, f)
+		case "workspace":
+			t.Workspace.Files, t.Workspace.Copy = l.files(v, f, workspaceFields, &t.Workspace.Setup)
+		case "verify":
+			t.Verify.Files, t.Verify.Copy = l.files(v, f, verifyFields, nil)
+		case "assert":
+			l.assertions(v, f)
+		case "reference":
+			l.reference(v, f)
+		default:
+			panic("task: unhandled field " + e.key) // taskFields and this switch disagree
+		}
+	})
+	if _, ok := present["name"]; !ok {
+		l.validName(root, "name", t.Name)
+	}
+	d.require(root, "", present, "prompt")
+}
+
+// validName refuses names that cannot be a directory under the output directory.
+func (l *loader) validName(n ast.Node, field, name string) bool {
+	bad := name == "." || name == ".." || strings.ContainsAny(name, `/\`) ||
+		strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	if bad {
+		l.d.fail(n, field, "%q cannot name a scenario: it becomes a directory name, so no slashes, control characters, \".\" or \"..\"", name)
+	}
+	return !bad
+}
+
+var modelOptionFields = []string{"temperature", "seed", "num_ctx", "max_tokens", "top_p"}
+
+func (l *loader) modelOptions(n ast.Node, field string) {
+	d, o := l.d, &l.t.ModelOptions
+	d.object(n, field, modelOptionFields, func(e entry, f string) {
+		switch e.key {
+		case "temperature":
+			if x, ok := d.number(e.value, f); ok {
+				if x < 0 {
+					d.fail(e.value, f, "must not be negative, got %v", x)
+				}
+				o.Temperature = &x
+			}
+		case "seed":
+			if x, ok := d.integer(e.value, f); ok {
+				o.Seed = &x
+			}
+		case "num_ctx":
+			o.NumCtx, _ = d.atLeast(e.value, f, 0)
+		case "max_tokens":
+			o.MaxTokens, _ = d.atLeast(e.value, f, 0)
+		case "top_p":
+			if x, ok := d.number(e.value, f); ok {
+				if x < 0 || x > 1 {
+					d.fail(e.value, f, "must be between 0 and 1, got %v", x)
+				}
+				o.TopP = &x
+			}
+		}
+	})
+}
+
+// tools decodes the allowed tools as canonical names, without duplicates, task_complete
+// always included.
+func (l *loader) tools(n ast.Node, field string) {
+	items, _ := l.d.items(n, field)
+	list := []string{}
+	for i, it := range items {
+		f := index(field, i)
+		name, ok := l.d.nonEmpty(it, f)
+		if !ok {
+			continue
+		}
+		if canonical, ok := l.tool(it, f, name); ok && !contains(list, canonical) {
+			list = append(list, canonical)
+		}
+	}
+	if !contains(list, TaskComplete) {
+		list = append(list, TaskComplete)
+	}
+	l.t.Tools = list
+}
+
+// tool checks a tool name or alias and returns its canonical name.
+func (l *loader) tool(n ast.Node, field, name string) (string, bool) {
+	if l.known == nil {
+		return name, true
+	}
+	if canonical, ok := l.known(name); ok {
+		return canonical, true
+	}
+	if name == TaskComplete {
+		return name, true
+	}
+	hint := ""
+	if best := closest(name, l.opts.ToolNames); best != "" {
+		hint = fmt.Sprintf("; did you mean %q?", best)
+	}
+	l.d.fail(n, field, "unknown tool %q%s%s", name, hint, listing(l.opts.ToolNames, "known tools"))
+	return "", false
+}
+
+// allowed reports whether a canonical tool name may be called under tools:.
+func (l *loader) allowed(canonical string) bool {
+	return l.t.Tools == nil || contains(l.t.Tools, canonical)
+}
+
+func (l *loader) env(n ast.Node, field string) map[string]string {
+	es, _ := l.d.entries(n, field)
+	if len(es) == 0 {
+		return nil
+	}
+	env := make(map[string]string, len(es))
+	for _, e := range es {
+		f := join(field, e.key)
+		if !validEnvName(e.key) {
+			l.d.fail(e.keyAt, f, "invalid variable name %q: use letters, digits and _, not starting with a digit", e.key)
+			continue
+		}
+		if v, ok := l.d.text(e.value, f); ok {
+			env[e.key] = v
+		}
+	}
+	return env
+}
+
+func validEnvName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+var (
+	workspaceFields = []string{"files", "copy", "setup"}
+	verifyFields    = []string{"files", "copy"}
+)
+
+// files decodes a workspace: or verify: block; setup is nil for verify:, which has none.
+func (l *loader) files(n ast.Node, field string, known []string, setup *[]string) (map[string]string, string) {
+	d := l.d
+	var files map[string]string
+	var copyDir string
+	d.object(n, field, known, func(e entry, f string) {
+		switch e.key {
+		case "files":
+			es, _ := d.entries(e.value, f)
+			for _, fe := range es {
+				ff := mapKey(f, fe.key)
+				if !localPath(fe.key) {
+					d.fail(fe.keyAt, ff, "path must be relative and stay inside the workspace")
+					continue
+				}
+				if content, ok := d.str(fe.value, ff); ok {
+					if files == nil {
+						files = map[string]string{}
+					}
+					files[fe.key] = content
+				}
+			}
+		case "copy":
+			if s, ok := d.nonEmpty(e.value, f); ok {
+				copyDir = s
+				l.checkDir(e.value, f, s)
+			}
+		case "setup":
+			*setup = d.stringList(e.value, f)
+		}
+	})
+	return files, copyDir
+}
+
+// checkDir reports a copy: directory that does not exist next to the task file.
+func (l *loader) checkDir(n ast.Node, field, dir string) {
+	full := dir
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(l.t.Dir, filepath.FromSlash(dir))
+	}
+	info, err := os.Stat(full)
+	switch {
+	case err != nil:
+		l.d.failErr(n, field, err, "directory %q not found (looked for %s, relative to the task file)", dir, full)
+	case !info.IsDir():
+		l.d.fail(n, field, "%q is not a directory", dir)
+	}
+}
+
+// localPath reports whether a workspace path is relative and cannot escape: no absolute
+// paths, no "..", nothing empty.
+func localPath(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "/") && !strings.Contains(p, `\`) && filepath.IsLocal(filepath.FromSlash(p))
+}
+
+// check runs the checks that involve several keys.
+func (l *loader) check() {
+	t := l.t
+	for i, c := range t.Reference {
+		if l.known == nil {
+			continue
+		}
+		if canonical, ok := l.known(c.Tool); ok && !l.allowed(canonical) {
+			l.d.fail(l.refNodes[i], index("reference", i), "tool %q is not in tools:, so the reference solution cannot call it", c.Tool)
+		}
+	}
+	for i, a := range t.Assert {
+		tc, ok := a.Spec.(ToolCalled)
+		if !ok || tc.Min == 0 || l.allowed(tc.Name) {
+			continue
+		}
+		l.d.errs = append(l.d.errs, &Error{Pos: a.Pos, Field: index("assert", i) + "." + KindToolCalled,
+			Msg: fmt.Sprintf("tool %q is not in tools:, so this assertion cannot pass", tc.Name)})
+	}
+	l.approvalDefaults()
+}

@@ -1,0 +1,225 @@
+package task
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Values of the enumerated keys.
+var (
+	approvalModes = []string{ModeAuto, ModeReadOnly, ModeRules, ModeAsk}
+	sandboxes     = []string{"auto", "bwrap", "landlock", "none"}
+	actions       = []string{"allow", "deny"}
+)
+
+var (
+	approvalFields    = []string{"mode", "default", "rules"}
+	ruleFields        = []string{"tool", "match", "action", "reason", "expires", "disabled"}
+	commandRuleFields = []string{"match", "action", "reason"}
+	limitFields       = []string{"cpu_seconds", "memory_mb", "file_size_mb", "processes"}
+)
+
+// enum decodes a string that must be one of allowed.
+func (d *decoder) enum(n ast.Node, field string, allowed []string) (string, bool) {
+	s, ok := d.str(n, field)
+	if !ok {
+		return "", false
+	}
+	if !contains(allowed, s) {
+		hint := ""
+		if best := closest(s, allowed); best != "" {
+			hint = fmt.Sprintf("; did you mean %q?", best)
+		}
+		d.fail(n, field, "invalid value %q%s; want one of: %s", s, hint, strings.Join(allowed, ", "))
+		return "", false
+	}
+	return s, true
+}
+
+// regex decodes a non-empty Go regular expression, reporting the parser's message.
+func (d *decoder) regex(n ast.Node, field string) (string, bool) {
+	s, ok := d.nonEmpty(n, field)
+	if !ok {
+		return "", false
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		d.failErr(n, field, err, "invalid regex: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return "", false
+	}
+	return s, true
+}
+
+// approval decodes the shorthand (approval: rules) or the block {mode, default, rules}.
+func (l *loader) approval(n ast.Node, field string) {
+	d, a := l.d, &l.t.Approval
+	l.approvalAt = n
+	r, _, ok := d.resolve(n, field)
+	if !ok {
+		return
+	}
+	switch r.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+	case *ast.SequenceNode:
+		d.fail(r, field, "expected a mode (%s) or a mapping with mode, default and rules, got a list", strings.Join(approvalModes, ", "))
+		return
+	default:
+		if m, ok := d.enum(r, field, approvalModes); ok {
+			a.Mode = m
+		}
+		return
+	}
+	d.object(r, field, approvalFields, func(e entry, f string) {
+		switch e.key {
+		case "mode":
+			if m, ok := d.enum(e.value, f, approvalModes); ok {
+				a.Mode = m
+			}
+		case "default":
+			a.Default, _ = d.enum(e.value, f, actions)
+		case "rules":
+			items, _ := d.items(e.value, f)
+			for i, it := range items {
+				a.Rules = append(a.Rules, l.rule(it, index(f, i)))
+			}
+		}
+	})
+}
+
+func (l *loader) rule(n ast.Node, field string) Rule {
+	d := l.d
+	r := Rule{Pos: d.posOf(n)}
+	var expiresText string
+	present := d.object(n, field, ruleFields, func(e entry, f string) {
+		switch e.key {
+		case "tool":
+			if s, ok := d.nonEmpty(e.value, f); ok {
+				r.Tool = s
+				l.ruleTool(e.value, f, s)
+			}
+		case "match":
+			r.Match, _ = d.regex(e.value, f)
+		case "action":
+			r.Action, _ = d.enum(e.value, f, actions)
+		case "reason":
+			r.Reason, _ = d.str(e.value, f)
+		case "expires":
+			if s, ok := d.str(e.value, f); ok {
+				if at, ok := parseDate(s); ok {
+					r.Expires, expiresText = &at, s
+				} else {
+					d.fail(e.value, f, "invalid date %q: want YYYY-MM-DD or RFC 3339 like 2027-01-01T12:00:00Z", s)
+				}
+			}
+		case "disabled":
+			r.Disabled, _ = d.boolean(e.value, f)
+		}
+	})
+	d.require(n, field, present, "action")
+	switch {
+	case r.Disabled:
+		d.warn(n, field, "rule disabled, skipped")
+	case r.Expires != nil && !l.opts.Now.Before(*r.Expires):
+		d.warn(n, field, "rule expired on %s, skipped", expiresText)
+	}
+	return r
+}
+
+// ruleTool checks a rule's tool: a glob must be well formed (and should match some known
+// tool), a plain name must be a known tool or alias. The name is kept as written, since
+// the policy matches names, aliases and globs.
+func (l *loader) ruleTool(n ast.Node, field, name string) {
+	if !strings.ContainsAny(name, "*?[") {
+		l.tool(n, field, name)
+		return
+	}
+	if _, err := path.Match(name, ""); err != nil {
+		l.d.failErr(n, field, err, "invalid glob %q: %v", name, err)
+		return
+	}
+	if len(l.opts.ToolNames) == 0 {
+		return
+	}
+	for _, t := range l.opts.ToolNames {
+		if ok, _ := path.Match(name, t); ok {
+			return
+		}
+	}
+	l.d.warn(n, field, "pattern %q matches no known tool", name)
+}
+
+// parseDate accepts a date (midnight UTC: the rule is expired from that day on) or an
+// RFC 3339 time.
+func parseDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+// approvalDefaults fills the default action and warns about rules that no mode reads.
+func (l *loader) approvalDefaults() {
+	a := &l.t.Approval
+	switch a.Mode {
+	case ModeRules, ModeAsk:
+		if a.Default == "" {
+			a.Default = "deny"
+		}
+	default:
+		if len(a.Rules) > 0 {
+			l.d.warn(l.approvalAt, "approval.rules", "rules only apply in mode rules or ask (or with --approval rules); mode is %s", a.Mode)
+		}
+	}
+}
+
+func (l *loader) commandRules(n ast.Node, field string) {
+	d := l.d
+	items, _ := d.items(n, field)
+	for i, it := range items {
+		f := index(field, i)
+		r := CommandRule{Pos: d.posOf(it)}
+		present := d.object(it, f, commandRuleFields, func(e entry, f string) {
+			switch e.key {
+			case "match":
+				r.Match, _ = d.regex(e.value, f)
+			case "action":
+				r.Action, _ = d.enum(e.value, f, actions)
+			case "reason":
+				r.Reason, _ = d.str(e.value, f)
+			}
+		})
+		d.require(it, f, present, "match", "action")
+		l.t.CommandRules = append(l.t.CommandRules, r)
+	}
+}
+
+func (l *loader) sandbox(n ast.Node, field string) {
+	if s, ok := l.d.enum(n, field, sandboxes); ok {
+		l.t.Sandbox = s
+	}
+}
+
+func (l *loader) limits(n ast.Node, field string) {
+	d, lim := l.d, &l.t.Limits
+	d.object(n, field, limitFields, func(e entry, f string) {
+		v, _ := d.atLeast(e.value, f, 0)
+		switch e.key {
+		case "cpu_seconds":
+			lim.CPUSeconds = v
+		case "memory_mb":
+			lim.MemoryMB = v
+		case "file_size_mb":
+			lim.FileSizeMB = v
+		case "processes":
+			lim.Processes = v
+		}
+	})
+}

@@ -1,0 +1,17 @@
+package task
+
+import _ "embed" // for the schema
+
+//go:embed task.schema.json
+var schema []byte
+
+// SchemaURL is where the published schema lives, for editors:
+// put "# yaml-language-server: $schema=<SchemaURL>" at the top of a task file.
+const SchemaURL = "https://raw.githubusercontent.com/agentrunner/runner/main/runner/task/task.schema.json"
+
+// Schema returns the JSON Schema (draft 2020-12) of the task file format. It describes
+// every key and assertion kind; Load remains the authority (it also checks regexes, tool
+// names and directories, which a schema cannot).
+func Schema() []byte {
+	return append([]byte(nil), schema...)
+}
