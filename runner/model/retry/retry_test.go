@@ -68,7 +68,7 @@ func TestStepRetries(t *testing.T) {
 		{name: "500 then success", errs: []error{temp(500, 0)}, wantCalls: 2, wantSleep: []time.Duration{75 * time.Millisecond}},
 		{name: "connection error then success", errs: []error{conn, conn}, wantCalls: 3,
 			wantSleep: []time.Duration{75 * time.Millisecond, 150 * time.Millisecond}},
-		{name: "429 honours Retry-After", errs: []error{temp(429, 3 * time.Second)}, wantCalls: 2,
+		{name: "429 honours Retry-After", errs: []error{temp(429, 3*time.Second)}, wantCalls: 2,
 			wantSleep: []time.Duration{3 * time.Second}},
 		{name: "Retry-After is capped", errs: []error{temp(429, time.Hour)}, wantCalls: 2,
 			wantSleep: []time.Duration{10 * time.Second}},
