@@ -1,0 +1,69 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/agentrunner/runner/runner/result"
+)
+
+// JSONSchemaVersion is the version of the JSON report's layout. It changes only when a
+// field is renamed or removed; added fields keep it.
+const JSONSchemaVersion = 1
+
+// jsonReport is the JSON report: the run's scenarios as result.Scenario records (the
+// same shape as each scenario's result.json, so reports can be merged) plus totals.
+type jsonReport struct {
+	SchemaVersion int               `json:"schema_version"`
+	Started       time.Time         `json:"started"`
+	Duration      time.Duration     `json:"duration_ns"`
+	Totals        jsonTotals        `json:"totals"`
+	Scenarios     []result.Scenario `json:"scenarios"`
+}
+
+type jsonTotals struct {
+	Scenarios        int           `json:"scenarios"`
+	Passed           int           `json:"passed"`
+	Failed           int           `json:"failed"`
+	Errored          int           `json:"errored"`
+	Steps            int           `json:"steps"`
+	ToolCalls        int           `json:"tool_calls"`
+	Denied           int           `json:"denied"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	Duration         time.Duration `json:"duration_ns"`
+}
+
+// WriteJSON writes the JSON report of a run. Invalid UTF-8 in model text becomes
+// U+FFFD and control characters are escaped, so the report is always valid JSON.
+func WriteJSON(w io.Writer, run result.Run) error {
+	rep := jsonReport{
+		SchemaVersion: JSONSchemaVersion,
+		Started:       run.Started,
+		Duration:      run.Duration,
+		Scenarios:     make([]result.Scenario, len(run.Scenarios)),
+	}
+	t := &rep.Totals
+	t.Scenarios = len(run.Scenarios)
+	t.Passed, t.Failed, t.Errored = run.Counts()
+	t.PromptTokens, t.CompletionTokens = tokens(run)
+	t.Duration = run.Duration
+	for i, s := range run.Scenarios {
+		t.Steps += s.Steps
+		t.ToolCalls += s.ToolCalls
+		t.Denied += s.Denied
+		if s.Assertions == nil {
+			s.Assertions = []result.Assertion{} // readers can iterate without a null check
+		}
+		rep.Scenarios[i] = s
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("write JSON report: %w", err)
+	}
+	return nil
+}

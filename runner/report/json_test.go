@@ -1,0 +1,37 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	"gotest.tools/v3/golden"
+
+	"github.com/agentrunner/runner/runner/result"
+)
+
+func TestJSONGolden(t *testing.T) {
+	var out bytes.Buffer
+	assert.NilError(t, WriteJSON(&out, fixedRun()))
+	golden.Assert(t, out.String(), "report.golden.json")
+
+	var back jsonReport
+	assert.NilError(t, json.Unmarshal(out.Bytes(), &back))
+	assert.Equal(t, back.SchemaVersion, JSONSchemaVersion)
+	assert.DeepEqual(t, back.Totals, jsonTotals{
+		Scenarios: 5, Passed: 2, Failed: 2, Errored: 1, Steps: 31, ToolCalls: 32, Denied: 1,
+		PromptTokens: 33200, CompletionTokens: 2940, Duration: fixedRun().Duration,
+	})
+	assert.DeepEqual(t, back.Scenarios[0], fixedRun().Scenarios[0])
+}
+
+func TestJSONHostileTextStaysValid(t *testing.T) {
+	run := result.Run{Scenarios: []result.Scenario{{Name: "x", Status: result.Failed, Summary: hostile}}}
+	var out bytes.Buffer
+	assert.NilError(t, WriteJSON(&out, run))
+	assert.Check(t, json.Valid(out.Bytes()))
+	var back jsonReport
+	assert.NilError(t, json.Unmarshal(out.Bytes(), &back))
+	assert.Check(t, back.Scenarios[0].Assertions != nil, "assertions is [] rather than null")
+}

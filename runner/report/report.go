@@ -1,0 +1,142 @@
+// Package report turns a run's results into what people and CI read: a live console
+// (TTY or plain), a JSON report and a JUnit XML report. Every output is a Reporter, so
+// the CLI drives a list of them the same way whatever the flags asked for.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/agentrunner/runner/runner/result"
+)
+
+// Reporter is one output of a run. Started and Finished may be called from several
+// goroutines at once (scenarios run in parallel); Start comes first and Finish last.
+type Reporter interface {
+	// Start announces how many scenarios will run.
+	Start(total int)
+	// Started says a scenario began; only Name and Repeat are read.
+	Started(s result.Scenario)
+	// Finished hands over a finished scenario.
+	Finished(s result.Scenario)
+	// Finish ends the run; file outputs are written here.
+	Finish(run result.Run) error
+}
+
+// WriteFunc renders a finished run in one file format: WriteJSON, or JUnit(opts).
+type WriteFunc func(w io.Writer, run result.Run) error
+
+// Multi returns a Reporter that forwards every call to each of rs in order. Finish
+// calls every Finish, even after a failure, and joins their errors.
+func Multi(rs ...Reporter) Reporter { return multi(rs) }
+
+type multi []Reporter
+
+func (m multi) Start(total int) {
+	for _, r := range m {
+		r.Start(total)
+	}
+}
+
+func (m multi) Started(s result.Scenario) {
+	for _, r := range m {
+		r.Started(s)
+	}
+}
+
+func (m multi) Finished(s result.Scenario) {
+	for _, r := range m {
+		r.Finished(s)
+	}
+}
+
+func (m multi) Finish(run result.Run) error {
+	var errs []error
+	for _, r := range m {
+		errs = append(errs, r.Finish(run))
+	}
+	return errors.Join(errs...)
+}
+
+// File returns a Reporter that writes the whole run to path when the run finishes. The
+// file is written beside its final name and renamed into place, so a reader (or a
+// crash) never sees half a report.
+func File(path string, write WriteFunc) Reporter { return &file{path: path, write: write} }
+
+type file struct {
+	path  string
+	write WriteFunc
+}
+
+func (*file) Start(int)                {}
+func (*file) Started(result.Scenario)  {}
+func (*file) Finished(result.Scenario) {}
+
+func (f *file) Finish(run result.Run) error {
+	if err := writeFileAtomic(f.path, func(w io.Writer) error { return f.write(w, run) }); err != nil {
+		return fmt.Errorf("write report %s: %w", f.path, err)
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// displayName is a scenario's name as reports show it: with " #N" for repeats after
+// the first, so every run of a repeated scenario has a distinct name.
+func displayName(s result.Scenario) string {
+	if s.Repeat > 0 {
+		return s.Name + " #" + strconv.Itoa(s.Repeat)
+	}
+	return s.Name
+}
+
+// tokens totals a run's usage.
+func tokens(run result.Run) (prompt, completion int) {
+	for _, s := range run.Scenarios {
+		prompt += s.Usage.PromptTokens
+		completion += s.Usage.CompletionTokens
+	}
+	return prompt, completion
+}
+
+// seconds formats a duration for JUnit: seconds with millisecond precision.
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+// verdict is a scenario's status, with anything unknown counted as an error, as
+// result.Run.Counts does.
+func verdict(s result.Scenario) result.Status {
+	if s.Status == result.Passed || s.Status == result.Failed {
+		return s.Status
+	}
+	return result.Errored
+}
