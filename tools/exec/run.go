@@ -1,0 +1,186 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// Releaser is implemented by a tools.CommandWrapper that holds resources for a command it
+// wrapped (a private temp directory, a cgroup). Release is called after the command has
+// exited and its process group has been killed, whatever the outcome.
+type Releaser interface {
+	Release(cmd *osexec.Cmd)
+}
+
+// drainGrace bounds how long the output pipe is read after the process group is gone: a
+// process that left the group (setsid) may hold the pipe open forever.
+const drainGrace = 250 * time.Millisecond
+
+// spec is one command to run.
+type spec struct {
+	path    string   // absolute path of the program
+	args    []string // argv, args[0] included
+	dir     string   // absolute working directory inside the workspace
+	env     []string
+	timeout time.Duration
+	extra   []*os.File // inherited as fd 3, 4, ...
+}
+
+// outcome is what happened to a command that started.
+type outcome struct {
+	output   string
+	total    int64 // bytes of output produced
+	dropped  int64 // bytes left out of output
+	exitCode int   // 128+signal when killed by a signal
+	signal   syscall.Signal
+	timedOut bool
+	canceled bool
+	duration time.Duration
+	sandbox  string
+}
+
+// run starts s in its own session and process group, stdout and stderr sharing one pipe so
+// that their lines interleave as produced, and waits for it. On timeout or cancellation the
+// whole group is killed; once the leader has exited the group is killed as well, so that no
+// background job outlives the call or keeps the pipe open. It returns an error only when
+// the command could not start.
+//
+// One goroutine reads the pipe; the leader is waited for on the calling goroutine.
+func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return outcome{}, fmt.Errorf("create output pipe: %w", err)
+	}
+	cmd := &osexec.Cmd{
+		Path:       s.path,
+		Args:       s.args,
+		Dir:        s.dir,
+		Env:        s.env,
+		Stdout:     w,
+		Stderr:     w,
+		ExtraFiles: s.extra,
+		// A new session: a process group to kill as one, and no controlling terminal, so a
+		// command can neither read the user's terminal nor inject input into it.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	out := outcome{sandbox: "none"}
+	if ws.Sandbox != nil {
+		out.sandbox = ws.Sandbox.Name()
+		if err := ws.Sandbox.Wrap(cmd, ws); err != nil {
+			r.Close()
+			w.Close()
+			return outcome{}, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
+		}
+	}
+	// A bigger pipe means fewer wake-ups when a command floods its output; failure is harmless.
+	_, _ = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	start := time.Now()
+	err = cmd.Start()
+	w.Close() // the child holds its own copy; EOF comes when every holder is gone
+	if err != nil {
+		r.Close()
+		release(ws, cmd)
+		return outcome{}, fmt.Errorf("start %s: %w", filepath.Base(s.path), err)
+	}
+	pgid := cmd.Process.Pid
+
+	tctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	// AfterFunc costs no goroutine until the context ends.
+	stop := context.AfterFunc(tctx, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+
+	buf := newCapture(OutputLimit)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		chunk := make([]byte, 64<<10)
+		_, _ = io.CopyBuffer(buf, onlyReader{r}, chunk)
+	}()
+
+	// Wait for the leader without reaping it: while it is a zombie its pid, which is the
+	// group's id, cannot be reused, so killing the group below cannot hit a stranger.
+	waitExited(pgid)
+	stop()
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = cmd.Wait() // a non-zero exit is an *ExitError; ProcessState describes it
+	out.duration = time.Since(start)
+	release(ws, cmd)
+	_ = r.SetReadDeadline(time.Now().Add(drainGrace))
+	<-drained
+	r.Close()
+
+	out.timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	out.canceled = ctx.Err() != nil
+	out.exitCode, out.signal = exitStatus(cmd.ProcessState)
+	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
+	return out, nil
+}
+
+// onlyReader hides *os.File's WriterTo/ReaderFrom so io.CopyBuffer uses the given buffer.
+type onlyReader struct{ io.Reader }
+
+func release(ws *tools.Workspace, cmd *osexec.Cmd) {
+	if rel, ok := ws.Sandbox.(Releaser); ok {
+		rel.Release(cmd)
+	}
+}
+
+// waitExited blocks until process pid has exited, leaving it unreaped.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// exitStatus returns the exit code, or 128+signal (as a shell reports it) and the signal.
+func exitStatus(st *os.ProcessState) (int, syscall.Signal) {
+	if st == nil {
+		return -1, 0
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), ws.Signal()
+	}
+	return st.ExitCode(), 0
+}
+
+// lookPath finds an executable the way a shell with the command's PATH would. exec.LookPath
+// would use the runner's PATH, but a task may set its own (a virtualenv, a toolchain).
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(lookupEnv(env, "PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would resolve against the workspace
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, osexec.ErrNotFound)
+}
+
+// signalName describes a signal for the model ("SIGKILL").
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
