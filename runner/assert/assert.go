@@ -30,6 +30,9 @@ type Run struct {
 	Env map[string]string
 	// Wrap confines command checks (a sandbox); nil runs them directly.
 	Wrap tools.CommandWrapper
+	// Network and Limits are the task's, handed to Wrap as the agent's commands had them.
+	Network bool
+	Limits  tools.Limits
 
 	ws    *tools.Workspace
 	wsErr error

@@ -308,6 +308,9 @@ func (f fakeSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	if f.err != nil {
 		return f.err
 	}
+	if !ws.Network || ws.Limits.MemoryMB != 64 {
+		return errors.New("the task's network and limits did not reach the sandbox")
+	}
 	cmd.Args = append([]string{"env", "SANDBOXED=" + ws.Env["GREETING"]}, cmd.Args...)
 	cmd.Path = "/usr/bin/env"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -316,7 +319,8 @@ func (f fakeSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 
 func TestCommandThroughSandbox(t *testing.T) {
 	spec := task.CommandCheck{Run: `echo "in $SANDBOXED"`, StdoutContains: "in hi"}
-	run := &Run{Workspace: t.TempDir(), Env: map[string]string{"GREETING": "hi"}, Wrap: fakeSandbox{}}
+	run := &Run{Workspace: t.TempDir(), Env: map[string]string{"GREETING": "hi"}, Wrap: fakeSandbox{},
+		Network: true, Limits: tools.Limits{MemoryMB: 64}}
 	got := Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: spec}, run)
 	assert.Check(t, got.Passed, got.Message)
 

@@ -60,7 +60,7 @@ func (c command) Check(ctx context.Context, run *Run) (bool, string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = waitDelay
 	if run.Wrap != nil {
-		ws.Env = run.Env
+		ws.Env, ws.Network, ws.Limits = run.Env, run.Network, run.Limits
 		if err := run.Wrap.Wrap(cmd, ws); err != nil {
 			return false, fmt.Sprintf("cannot confine `%s` with %s: %v", c.Run, run.Wrap.Name(), err)
 		}
