@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentrunner/runner/runner/task"
+	toolexec "github.com/agentrunner/runner/tools/exec"
 )
 
 const (
@@ -54,7 +53,9 @@ func (c command) Check(ctx context.Context, run *Run) (bool, string) {
 	stdout, all := newCapBuffer(outputKept), newCapBuffer(outputKept)
 	cmd := exec.CommandContext(cctx, "sh", "-c", c.Run)
 	cmd.Dir = ws.Dir()
-	cmd.Env = commandEnv(run.Env)
+	// The environment the agent's commands get: built from nothing, so the runner's
+	// API keys never reach the agent's code.
+	cmd.Env = toolexec.CommandEnv(run.Env, nil)
 	cmd.Stdout = multiWriter{stdout, all}
 	cmd.Stderr = all
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -65,6 +66,10 @@ func (c command) Check(ctx context.Context, run *Run) (bool, string) {
 			return false, fmt.Sprintf("cannot confine `%s` with %s: %v", c.Run, run.Wrap.Name(), err)
 		}
 		ensureGroup(cmd)
+		if rel, ok := run.Wrap.(toolexec.Releaser); ok {
+			// The sandbox's per-command resources (temp dir, cgroup), once the group is dead.
+			defer rel.Release(cmd)
+		}
 	}
 	// Kill the whole group: `go test` or a shell pipeline leaves children behind.
 	cmd.Cancel = func() error { return killGroup(cmd) }
@@ -104,32 +109,6 @@ func (c command) Check(ctx context.Context, run *Run) (bool, string) {
 			c.Run, code, quote(c.StdoutContains), showTail(stdout))
 	}
 	return true, fmt.Sprintf("`%s` exited %d and its stdout contains %s", c.Run, code, quote(c.StdoutContains))
-}
-
-// commandEnv is a minimal environment plus the task's: the runner's own secrets
-// (API keys) must not reach commands the agent's code runs in.
-func commandEnv(extra map[string]string) []string {
-	env := map[string]string{
-		"PATH": "/usr/local/bin:/usr/bin:/bin",
-		"HOME": os.Getenv("HOME"),
-		"LANG": "C.UTF-8",
-		"TERM": "dumb",
-	}
-	if p := os.Getenv("PATH"); p != "" {
-		env["PATH"] = p
-	}
-	if env["HOME"] == "" {
-		env["HOME"] = os.TempDir()
-	}
-	for k, v := range extra {
-		env[k] = v
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ensureGroup keeps the command in a process group of its own after a sandbox rewrote
