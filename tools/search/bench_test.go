@@ -1,0 +1,78 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// The benchmarks search the Go source tree, the corpus scripts/bench-search.sh also gives
+// to ripgrep and fd.
+
+func goSrc(b *testing.B) *tools.Workspace {
+	b.Helper()
+	dir := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skipf("no Go source tree: %v", err)
+	}
+	ws, err := tools.OpenWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func benchTool(b *testing.B, tool, args string) {
+	ws := goSrc(b)
+	reg := tools.NewRegistry()
+	reg.MustRegister(Tools()...)
+	call, terr := reg.Prepare(tool, json.RawMessage(args))
+	if terr != nil {
+		b.Fatal(terr)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res := reg.Execute(context.Background(), call, ws)
+		if !res.Success {
+			b.Fatal(res.Output)
+		}
+	}
+}
+
+func BenchmarkGrepLiteralFold(b *testing.B) {
+	benchTool(b, "grep_search", `{"pattern":"func main","max_results":1000}`)
+}
+
+func BenchmarkGrepLiteralRare(b *testing.B) {
+	benchTool(b, "grep_search", `{"pattern":"deprecated","max_results":1000}`)
+}
+
+func BenchmarkGrepLiteralCase(b *testing.B) {
+	benchTool(b, "grep_search", `{"pattern":"Deprecated","case_sensitive":true,"max_results":1000}`)
+}
+
+func BenchmarkGrepRegex(b *testing.B) {
+	benchTool(b, "grep_search", `{"pattern":"func \\w+Handler","is_regex":true,"case_sensitive":true,"max_results":1000}`)
+}
+
+func BenchmarkGrepRegexNoLiteral(b *testing.B) {
+	benchTool(b, "grep_search", `{"pattern":"\\d{4}-\\d{2}-\\d{2}","is_regex":true,"max_results":1000}`)
+}
+
+func BenchmarkGrepDefaultLimit(b *testing.B) {
+	benchTool(b, "grep_search", `{"pattern":"func main"}`)
+}
+
+func BenchmarkFileSearchTests(b *testing.B) {
+	benchTool(b, "file_search", `{"pattern":"**/*_test.go"}`)
+}
+
+func BenchmarkFileSearchPrefix(b *testing.B) {
+	benchTool(b, "file_search", `{"pattern":"net/http/**/*.go"}`)
+}

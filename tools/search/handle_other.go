@@ -1,0 +1,48 @@
+//go:build !unix
+
+package search
+
+import (
+	"io/fs"
+	"os"
+)
+
+// dirHandle is an open directory from which entries are opened by name. Off Unix it is
+// an os.Root for the directory, so the kernel-enforced confinement still applies.
+type dirHandle struct {
+	root *os.Root
+}
+
+// openStartDir opens rel (workspace-relative) through root.
+func openStartDir(root *os.Root, rel string) (*dirHandle, error) {
+	r, err := root.OpenRoot(rel)
+	if err != nil {
+		return nil, err
+	}
+	return &dirHandle{root: r}, nil
+}
+
+// openDir opens the child directory name.
+func (h *dirHandle) openDir(name string) (*dirHandle, error) { return openStartDir(h.root, name) }
+
+func (h *dirHandle) readDir() ([]fs.DirEntry, error) {
+	f, err := h.root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// readFile reads the file name into buf (reused when large enough).
+func (h *dirHandle) readFile(name string, buf []byte, o readOpts) ([]byte, error) {
+	f, err := h.root.Open(name)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer f.Close()
+	o.shortEOF = false // os.File reports the end itself
+	return readAll(f.Read, buf, o)
+}
+
+func (h *dirHandle) close() error { return h.root.Close() }

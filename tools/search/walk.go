@@ -1,0 +1,358 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// The walker lists a directory tree in a fixed order (byte order of the full paths) while
+// reading directories in parallel: each directory is read by its own goroutine, scheduled
+// a few siblings ahead of the one goroutine that emits files in order. Consumers therefore
+// see a deterministic stream and can stop early without losing determinism.
+
+// readAhead is how many sibling directories are read ahead of the emitter. It bounds both
+// the parallelism of the walk and the number of open directory handles (about readAhead
+// per level of the current path).
+const readAhead = 16
+
+// skipDirs are version-control directories that are never searched.
+var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true}
+
+// fileRef is one file the walk emits.
+type fileRef struct {
+	dir  *dirNode // the directory holding the file (its handle opens the file)
+	name string
+	rel  string // workspace-relative path
+	// link marks a symlink to a regular file inside the workspace: it is read through the
+	// workspace's os.Root, which follows links but never out of the workspace.
+	link bool
+}
+
+type dirNode struct {
+	rel    string
+	name   string
+	depth  int
+	parent *dirNode
+	ign    *ignoreStack // rules for this directory's entries (its own .gitignore included)
+
+	ready chan struct{} // closed once h, items and err are set
+	h     *dirHandle
+	items []dirItem
+	err   error
+
+	refs   atomic.Int32 // the walk's own reference plus one per user of h
+	closed sync.Once
+}
+
+type dirItem struct {
+	key  string   // sort key: the name, with "/" appended for directories
+	dir  *dirNode // nil for files
+	link bool
+}
+
+func (n *dirNode) acquire() { n.refs.Add(1) }
+
+// release drops a reference and closes the handle with the last one.
+func (n *dirNode) release() {
+	if n.refs.Add(-1) == 0 {
+		n.closeHandle()
+	}
+}
+
+func (n *dirNode) closeHandle() {
+	n.closed.Do(func() {
+		if n.h != nil {
+			_ = n.h.close()
+		}
+	})
+}
+
+// walker is one walk over a workspace subtree.
+type walker struct {
+	ws       *tools.Workspace
+	maxDepth int
+	// keep filters files by workspace-relative path and name; nil keeps all.
+	keep func(rel, name string) bool
+	// fileRefs makes every emitted file hold its directory's handle open until the
+	// consumer calls done (grep reads the file later, on another goroutine).
+	fileRefs bool
+
+	stopped atomic.Bool
+	readers sync.WaitGroup
+	mu      sync.Mutex
+	opened  []*dirNode
+	// unreadable counts directories that could not be listed (permissions, races).
+	unreadable atomic.Int32
+}
+
+// stop makes the walk end as soon as possible.
+func (w *walker) stop() { w.stopped.Store(true) }
+
+// done is called by a consumer when it no longer needs f's directory handle.
+func (w *walker) done(f fileRef) {
+	if w.fileRefs && !f.link {
+		f.dir.release()
+	}
+}
+
+// finish waits for directory readers and closes every handle still open. Call it once the
+// walk has returned and consumers are done with their files.
+func (w *walker) finish() {
+	w.stop()
+	w.readers.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, n := range w.opened {
+		n.closeHandle()
+	}
+	w.opened = nil
+}
+
+// walk emits the files below the directory start (workspace-relative) in path order until
+// emit returns false, the walker is stopped or ctx ends. ign holds the .gitignore rules of
+// start's ancestors. The error is start's own failure to open; deeper failures are
+// counted in unreadable and skipped.
+func (w *walker) walk(ctx context.Context, start string, ign *ignoreStack, emit func(fileRef) bool) error {
+	root := &dirNode{rel: start, name: path.Base(start), ign: ign, ready: make(chan struct{})}
+	root.refs.Store(1)
+	w.schedule(root)
+	<-root.ready
+	if root.err != nil {
+		root.release()
+		return root.err
+	}
+	w.visit(ctx, root, emit)
+	return ctx.Err()
+}
+
+// schedule starts reading n on its own goroutine.
+func (w *walker) schedule(n *dirNode) {
+	if n.parent != nil {
+		n.parent.acquire() // the reader opens n through its parent's handle
+	}
+	w.readers.Add(1)
+	go func() {
+		defer w.readers.Done()
+		defer close(n.ready)
+		w.read(n)
+	}()
+}
+
+var errStopped = errors.New("walk stopped")
+
+// read opens and lists directory n, applying its .gitignore, and sorts what remains.
+func (w *walker) read(n *dirNode) {
+	if w.stopped.Load() {
+		n.err = errStopped
+		if n.parent != nil {
+			n.parent.release()
+		}
+		return
+	}
+	if n.parent == nil {
+		n.h, n.err = openStartDir(w.ws.Root(), n.rel)
+	} else {
+		n.h, n.err = n.parent.h.openDir(n.name)
+		n.parent.release()
+	}
+	if n.err != nil {
+		return
+	}
+	w.mu.Lock()
+	w.opened = append(w.opened, n)
+	w.mu.Unlock()
+
+	entries, err := n.h.readDir()
+	if err != nil {
+		n.err = err
+		return
+	}
+	for _, e := range entries {
+		if e.Name() == ".gitignore" && e.Type().IsRegular() {
+			if data, err := n.h.readFile(".gitignore", nil, readOpts{limit: maxIgnoreBytes, shortEOF: true}); err == nil {
+				n.ign = n.ign.push(parseIgnore(n.rel, data))
+			}
+			break
+		}
+	}
+	items := make([]dirItem, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		rel := name
+		if n.rel != "." {
+			rel = n.rel + "/" + name
+		}
+		typ := e.Type()
+		switch {
+		case typ.IsDir():
+			if skipDirs[name] || n.depth >= w.maxDepth || n.ign.ignored(rel, true) {
+				continue
+			}
+			child := &dirNode{rel: rel, name: name, depth: n.depth + 1, parent: n, ign: n.ign, ready: make(chan struct{})}
+			child.refs.Store(1)
+			items = append(items, dirItem{key: name + "/", dir: child})
+		case typ.IsRegular(), typ&fs.ModeSymlink != 0:
+			if n.ign.ignored(rel, false) || (w.keep != nil && !w.keep(rel, name)) {
+				continue
+			}
+			link := typ&fs.ModeSymlink != 0
+			if link {
+				// Follow the link only to a regular file inside the workspace; linked
+				// directories are never entered, so a walk cannot leave the workspace or loop.
+				fi, err := w.ws.Root().Stat(rel)
+				if err != nil || !fi.Mode().IsRegular() {
+					continue
+				}
+			}
+			items = append(items, dirItem{key: name, link: link})
+		}
+	}
+	slices.SortFunc(items, func(a, b dirItem) int { return strings.Compare(a.key, b.key) })
+	n.items = items
+}
+
+// visit emits n's files and descends into its subdirectories in order. It returns false
+// when the walk must end.
+func (w *walker) visit(ctx context.Context, n *dirNode, emit func(fileRef) bool) bool {
+	defer n.release()
+	select {
+	case <-n.ready:
+	case <-ctx.Done():
+		w.stop()
+		return false
+	}
+	if n.err != nil {
+		if !errors.Is(n.err, errStopped) {
+			w.unreadable.Add(1)
+		}
+		return !w.stopped.Load()
+	}
+	var dirs []*dirNode
+	for _, it := range n.items {
+		if it.dir != nil {
+			dirs = append(dirs, it.dir)
+		}
+	}
+	next := 0
+	for ; next < len(dirs) && next < readAhead; next++ {
+		w.schedule(dirs[next])
+	}
+	for _, it := range n.items {
+		if w.stopped.Load() {
+			return false
+		}
+		if it.dir != nil {
+			if !w.visit(ctx, it.dir, emit) {
+				return false
+			}
+			if next < len(dirs) {
+				w.schedule(dirs[next])
+				next++
+			}
+			continue
+		}
+		f := fileRef{dir: n, name: it.key, link: it.link}
+		f.rel = it.key
+		if n.rel != "." {
+			f.rel = n.rel + "/" + it.key
+		}
+		if w.fileRefs && !f.link {
+			n.acquire()
+		}
+		if !emit(f) {
+			w.done(f)
+			w.stop()
+			return false
+		}
+	}
+	return true
+}
+
+// maxIgnoreBytes caps the size of a .gitignore file that is read.
+const maxIgnoreBytes = 1 << 20
+
+// errTooLarge reports a file above the size limit; errBinary a file that is not text.
+var (
+	errTooLarge = errors.New("file too large")
+	errBinary   = errors.New("binary file")
+)
+
+// readOpts say how readAll reads a file.
+type readOpts struct {
+	limit int // fail with errTooLarge beyond this many bytes
+	// textOnly stops with errBinary as soon as the first binaryProbe bytes hold a NUL, so
+	// that large binaries are not read in full only to be skipped.
+	textOnly bool
+	// shortEOF takes a short read as the end of the file, saving the read that would
+	// return 0. That holds for regular files: only pipes, sockets and devices return less
+	// than asked for before the end.
+	shortEOF bool
+}
+
+// readAll reads to end of file into buf, growing it as needed.
+func readAll(read func([]byte) (int, error), buf []byte, o readOpts) ([]byte, error) {
+	b := buf[:0]
+	if cap(b) < 512 {
+		b = make([]byte, 0, 64<<10)
+	}
+	probed := !o.textOnly
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, cap(b))
+		}
+		want := cap(b) - len(b)
+		n, err := read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		eof := errors.Is(err, io.EOF) || (err == nil && (n == 0 || (o.shortEOF && n < want)))
+		if !probed && (len(b) >= binaryProbe || eof) {
+			probed = true
+			if isBinary(b) {
+				return b, errBinary
+			}
+		}
+		if len(b) > o.limit {
+			return b, errTooLarge
+		}
+		if eof {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// ancestorIgnores loads the .gitignore files that apply to start from the workspace root
+// down to start's parent (start's own is read by the walk), plus .git/info/exclude.
+func ancestorIgnores(ws *tools.Workspace, start string) *ignoreStack {
+	var s *ignoreStack
+	if data, err := ws.Root().ReadFile(".git/info/exclude"); err == nil && len(data) <= maxIgnoreBytes {
+		s = s.push(parseIgnore(".", data))
+	}
+	dirs := []string{"."}
+	if parent := path.Dir(start); parent != "." {
+		acc := ""
+		for _, elem := range strings.Split(parent, "/") {
+			acc = path.Join(acc, elem)
+			dirs = append(dirs, acc)
+		}
+	}
+	if start == "." {
+		dirs = nil // the walk reads the start directory's own .gitignore
+	}
+	for _, dir := range dirs {
+		if data, err := ws.Root().ReadFile(path.Join(dir, ".gitignore")); err == nil && len(data) <= maxIgnoreBytes {
+			s = s.push(parseIgnore(dir, data))
+		}
+	}
+	return s
+}
