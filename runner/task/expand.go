@@ -16,8 +16,8 @@ import (
 //     subdirectories (they usually hold fixtures, which may be YAML too); use a glob such
 //     as dir/**/*.yaml to recurse;
 //   - anything else is a glob (doublestar syntax: *, ?, [..], {a,b} and ** for any depth);
-//     its matching .yaml/.yml files are taken, and matching directories are expanded as
-//     above.
+//     the .yaml/.yml files it matches are taken; directories it matches are not entered
+//     (scenarios/* must not pick up scenarios/fixtures/config.yaml).
 //
 // Hidden files (starting with ".") found inside directories are skipped. The result is
 // sorted and without duplicates, so a suite always runs in the same order. An argument
@@ -56,39 +56,30 @@ func expandOne(arg string) ([]string, error) {
 	case err == nil && info.IsDir():
 		found, err := yamlFilesIn(arg)
 		if err == nil && len(found) == 0 {
-			err = fmt.Errorf("%s: directory holds no .yaml or .yml task file", arg)
+			err = argError(arg, nil, "directory holds no .yaml or .yml task file")
 		}
 		return found, err
 	case err == nil:
 		return []string{arg}, nil
 	case !hasMeta(arg):
-		return nil, fmt.Errorf("%s: no such file or directory", arg)
+		return nil, argError(arg, err, "no such file or directory")
 	}
 	if !doublestar.ValidatePathPattern(filepath.ToSlash(arg)) {
-		return nil, fmt.Errorf("%s: invalid glob pattern", arg)
+		return nil, argError(arg, nil, "invalid glob pattern")
 	}
 	matches, err := doublestar.FilepathGlob(arg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", arg, err)
+		return nil, argError(arg, err, err.Error())
 	}
 	var found []string
 	for _, m := range matches {
-		info, err := os.Stat(m)
-		switch {
-		case err != nil:
-			continue // a dangling symlink: not a task file
-		case info.IsDir():
-			inDir, err := yamlFilesIn(m)
-			if err != nil {
-				return nil, err
-			}
-			found = append(found, inDir...)
-		case isYAML(m):
+		// A dangling symlink or a directory named x.yaml is not a task file.
+		if info, err := os.Stat(m); err == nil && info.Mode().IsRegular() && isYAML(m) {
 			found = append(found, m)
 		}
 	}
 	if len(found) == 0 {
-		return nil, fmt.Errorf("%s: no .yaml or .yml task file matches", arg)
+		return nil, argError(arg, nil, "no .yaml or .yml task file matches")
 	}
 	return found, nil
 }
@@ -97,7 +88,7 @@ func expandOne(arg string) ([]string, error) {
 func yamlFilesIn(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, argError(dir, err, err.Error())
 	}
 	var out []string
 	for _, e := range entries {
@@ -111,6 +102,11 @@ func yamlFilesIn(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// argError is a problem with a command-line argument, as an *Error without a line.
+func argError(arg string, err error, msg string) error {
+	return &Error{Pos: Position{File: arg}, Msg: msg, Err: err}
 }
 
 func isYAML(name string) bool {

@@ -73,7 +73,7 @@ func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error
 		}
 		if root != nil {
 			d := &decoder{file: path}
-			return nil, start, []error{&Error{Pos: d.posOf(file.Docs[i]), Msg: "a task file holds one YAML document; put each task in its own file"}}
+			return nil, start, []error{&Error{Pos: d.posOf(file.Docs[i].Body), Msg: "a task file holds one YAML document; put each task in its own file"}}
 		}
 		root = doc.Body
 	}
@@ -300,11 +300,7 @@ func (l *loader) tool(n ast.Node, field, name string) (string, bool) {
 	if name == TaskComplete {
 		return name, true
 	}
-	hint := ""
-	if best := closest(name, l.opts.ToolNames); best != "" {
-		hint = fmt.Sprintf("; did you mean %q?", best)
-	}
-	l.d.fail(n, field, "unknown tool %q%s%s", name, hint, listing(l.opts.ToolNames, "known tools"))
+	l.d.fail(n, field, "unknown tool %q%s", name, hintAndList(name, l.opts.ToolNames, "known tools"))
 	return "", false
 }
 

@@ -1,7 +1,6 @@
 package task
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"strings"
@@ -31,11 +30,7 @@ func (d *decoder) enum(n ast.Node, field string, allowed []string) (string, bool
 		return "", false
 	}
 	if !contains(allowed, s) {
-		hint := ""
-		if best := closest(s, allowed); best != "" {
-			hint = fmt.Sprintf("; did you mean %q?", best)
-		}
-		d.fail(n, field, "invalid value %q%s; want one of: %s", s, hint, strings.Join(allowed, ", "))
+		d.fail(n, field, "invalid value %q%s", s, hintAndList(s, allowed, "want one of"))
 		return "", false
 	}
 	return s, true
@@ -82,6 +77,7 @@ func (l *loader) approval(n ast.Node, field string) {
 		case "default":
 			a.Default, _ = d.enum(e.value, f, actions)
 		case "rules":
+			l.approvalAt = e.keyAt
 			items, _ := d.items(e.value, f)
 			for i, it := range items {
 				a.Rules = append(a.Rules, l.rule(it, index(f, i)))

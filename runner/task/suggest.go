@@ -30,6 +30,20 @@ func closest(name string, known []string) string {
 	return ""
 }
 
+// hintAndList renders "; did you mean "x"? Label: a, b" or "; label: a, b": the
+// suggestion when there is one, and the full list either way.
+func hintAndList(name string, known []string, label string) string {
+	best := closest(name, known)
+	if best == "" {
+		return listing(known, label)
+	}
+	list := listing(known, strings.ToUpper(label[:1])+label[1:])
+	if list != "" {
+		list = " " + strings.TrimPrefix(list, "; ")
+	}
+	return fmt.Sprintf("; did you mean %q?%s", best, list)
+}
+
 // listing renders "; label: a, b, c" with the names sorted, or "" for none.
 func listing(known []string, label string) string {
 	if len(known) == 0 {
