@@ -1,0 +1,286 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// echoTool returns its arguments as JSON, so tests see exactly what Prepare produced.
+type echoTool struct {
+	name     string
+	validate func(tools.Args) *tools.Error
+}
+
+func (t echoTool) Spec() tools.Spec {
+	return tools.Spec{
+		Name:        t.name,
+		Description: "Echo the arguments.",
+		Parameters: tools.Object(map[string]*tools.Schema{
+			"path":         tools.String("A path."),
+			"pattern":      tools.String("A pattern."),
+			"file_pattern": tools.String("A file pattern."),
+			"count":        tools.Integer("How many. Default 3.").WithDefault(3).WithRange(1, 100),
+			"verbose":      tools.Boolean("Talk more. Default false.").WithDefault(false),
+			"mode":         tools.String("fast or slow.").WithEnum("fast", "slow"),
+			"tags":         tools.Array("Tags.", tools.String("A tag.")),
+		}, "path"),
+		Risk: tools.RiskReadOnly,
+	}
+}
+
+func (t echoTool) Validate(args tools.Args, _ *tools.Workspace) *tools.Error {
+	if t.validate != nil {
+		return t.validate(args)
+	}
+	return nil
+}
+
+func (echoTool) Execute(_ context.Context, args tools.Args, _ *tools.Workspace) tools.Result {
+	b, _ := json.Marshal(args)
+	return tools.OK(string(b))
+}
+
+func (echoTool) RequiresApproval(args tools.Args, _ *tools.Workspace) bool { return args.Bool("verbose") }
+
+// panicTool crashes, as a buggy tool might.
+type panicTool struct{}
+
+func (panicTool) Spec() tools.Spec {
+	return tools.Spec{Name: "boom", Description: "Crash.", Parameters: tools.Object(nil), Risk: tools.RiskDangerous}
+}
+func (panicTool) Validate(tools.Args, *tools.Workspace) *tools.Error { return nil }
+func (panicTool) Execute(context.Context, tools.Args, *tools.Workspace) tools.Result {
+	var m map[string]int
+	m["x"] = 1 // nil map write
+	return tools.OK("unreachable")
+}
+func (panicTool) RequiresApproval(tools.Args, *tools.Workspace) bool { return false }
+
+func newRegistry(t *testing.T) *tools.Registry {
+	t.Helper()
+	reg := tools.NewRegistry()
+	reg.MustRegister(echoTool{name: "echo"}, panicTool{})
+	assert.NilError(t, reg.AddAlias(tools.Alias{Name: "cat", Target: "echo", Params: map[string]string{"file": "path", "n": "count"}}))
+	assert.NilError(t, reg.AddAlias(tools.Alias{Name: "grep", Target: "echo",
+		Params: map[string]string{"query": "pattern", "pattern": "file_pattern"}}))
+	assert.NilError(t, reg.AddAlias(tools.Alias{Name: "shout", Target: "echo", Rewrite: func(a tools.Args) { a["verbose"] = true }}))
+	return reg
+}
+
+func TestPrepare(t *testing.T) {
+	tests := []struct {
+		name string
+		tool string
+		raw  string
+		want map[string]any // the prepared arguments
+	}{
+		{"defaults applied", "echo", `{"path":"a"}`, map[string]any{"path": "a", "count": 3.0, "verbose": false}},
+		{"given values kept", "echo", `{"path":"a","count":7,"verbose":true}`, map[string]any{"path": "a", "count": 7.0, "verbose": true}},
+		{"extra parameters dropped", "echo", `{"path":"a","color":"red","nested":{"x":1}}`, map[string]any{"path": "a", "count": 3.0, "verbose": false}},
+		{"null means not given", "echo", `{"path":"a","count":null}`, map[string]any{"path": "a", "count": 3.0, "verbose": false}},
+		{"string to integer", "echo", `{"path":"a","count":" 12 "}`, map[string]any{"path": "a", "count": 12.0, "verbose": false}},
+		{"string to boolean", "echo", `{"path":"a","verbose":"true"}`, map[string]any{"path": "a", "count": 3.0, "verbose": true}},
+		{"JSON string holding the object", "echo", `"{\"path\":\"a\",\"count\":2}"`, map[string]any{"path": "a", "count": 2.0, "verbose": false}},
+		{"file_path is path", "echo", `{"file_path":"f.go"}`, map[string]any{"path": "f.go", "count": 3.0, "verbose": false}},
+		{"path wins over file_path", "echo", `{"file_path":"f.go","path":"p.go"}`, map[string]any{"path": "p.go", "count": 3.0, "verbose": false}},
+		{"alias parameters renamed", "cat", `{"file":"x","n":"5"}`, map[string]any{"path": "x", "count": 5.0, "verbose": false}},
+		{"canonical names work through an alias", "cat", `{"path":"x"}`, map[string]any{"path": "x", "count": 3.0, "verbose": false}},
+		{"chained renames do not collide", "grep", `{"path":"p","query":"TODO","pattern":"*.go"}`,
+			map[string]any{"path": "p", "pattern": "TODO", "file_pattern": "*.go", "count": 3.0, "verbose": false}},
+		{"alias rewrite", "shout", `{"path":"x"}`, map[string]any{"path": "x", "count": 3.0, "verbose": true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := newRegistry(t)
+			call, err := reg.Prepare(tc.tool, json.RawMessage(tc.raw))
+			assert.Assert(t, err == nil, "prepare: %v", err)
+			assert.DeepEqual(t, jsonValues(t, call.Args), tc.want)
+			assert.Equal(t, call.Name, tc.tool)
+			assert.Equal(t, call.Tool, "echo")
+		})
+	}
+}
+
+// jsonValues compares arguments by their JSON meaning: a schema default written as the Go
+// int 3 and a model's 3 (float64) are the same argument.
+func jsonValues(t *testing.T, args tools.Args) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(args)
+	assert.NilError(t, err)
+	var m map[string]any
+	assert.NilError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+func TestPrepareErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    string
+		raw     string
+		contain []string
+	}{
+		{"unknown tool", "nope", `{}`, []string{"Unknown tool 'nope'", "Available tools: echo, boom"}},
+		{"missing required", "echo", `{}`, []string{"Invalid arguments for echo", "'path' is required"}},
+		{"empty arguments still need required ones", "echo", ``, []string{"'path' is required"}},
+		{"wrong type names the field", "echo", `{"path":5}`, []string{"'path'"}},
+		{"unparseable number names the field", "echo", `{"path":"a","count":"many"}`, []string{"'count'"}},
+		{"out of range", "echo", `{"path":"a","count":500}`, []string{"'count'"}},
+		{"not in the enum", "echo", `{"path":"a","mode":"medium"}`, []string{"'mode'"}},
+		{"array item type", "echo", `{"path":"a","tags":["x",1]}`, []string{"'tags.1'"}},
+		{"every violation is named", "echo", `{"path":1,"count":"x"}`, []string{"'path'", "'count'"}},
+		{"alias errors name the canonical tool", "cat", `{"n":1}`, []string{"Invalid arguments for echo", "'path' is required"}},
+		{"not JSON", "echo", `{path: a}`, []string{"not a valid JSON object"}},
+		{"a JSON array", "echo", `[1,2]`, []string{"not a valid JSON object"}},
+		{"a JSON string holding garbage", "echo", `"oops"`, []string{"not a valid JSON object"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := newRegistry(t)
+			call, err := reg.Prepare(tc.tool, json.RawMessage(tc.raw))
+			assert.Assert(t, call == nil)
+			assert.Assert(t, err != nil)
+			assert.Equal(t, err.Code, tools.CodeInvalidArgument)
+			for _, c := range tc.contain {
+				assert.Assert(t, is.Contains(err.Message+" "+err.Suggestion, c))
+			}
+		})
+	}
+}
+
+func TestExecute(t *testing.T) {
+	ws := openWorkspace(t, t.TempDir())
+	reg := newRegistry(t)
+
+	res := reg.Run(context.Background(), "boom", nil, ws)
+	assert.Assert(t, !res.Success)
+	assert.Equal(t, res.Error.Code, tools.CodeExecutionError)
+	assert.Assert(t, is.Contains(res.Error.Message, "tool boom crashed: assignment to entry in nil map"))
+	assert.Assert(t, strings.HasPrefix(res.Output, "Error: tool boom crashed"))
+
+	res = reg.Run(context.Background(), "echo", json.RawMessage(`{"path":"a"}`), ws)
+	assert.Assert(t, res.Success)
+	assert.Equal(t, res.Output, `{"count":3,"path":"a","verbose":false}`)
+
+	res = reg.Run(context.Background(), "nope", nil, ws)
+	assert.Equal(t, res.Error.Code, tools.CodeInvalidArgument)
+	assert.Assert(t, strings.HasPrefix(res.Output, "Error: Unknown tool 'nope'. Available tools:"))
+
+	// A failed Validate stops the call before Execute.
+	strict := tools.NewRegistry()
+	strict.MustRegister(echoTool{name: "strict", validate: func(a tools.Args) *tools.Error {
+		return tools.Errorf(tools.CodeInvalidPath, "Try another.", "bad path %q", a.String("path"))
+	}})
+	res = strict.Run(context.Background(), "strict", json.RawMessage(`{"path":"x"}`), ws)
+	assert.Equal(t, res.Error.Code, tools.CodeInvalidPath)
+	assert.Equal(t, res.Output, `Error: bad path "x". Try another.`)
+}
+
+func TestCallRiskAndApproval(t *testing.T) {
+	ws := openWorkspace(t, t.TempDir())
+	reg := newRegistry(t)
+	call, err := reg.Prepare("shout", json.RawMessage(`{"path":"a"}`))
+	assert.Assert(t, err == nil)
+	assert.Equal(t, call.Risk(), tools.RiskReadOnly)
+	assert.Assert(t, call.RequiresApproval(ws), "the tool decides per call")
+	call, _ = reg.Prepare("echo", json.RawMessage(`{"path":"a"}`))
+	assert.Assert(t, !call.RequiresApproval(ws))
+	call, _ = reg.Prepare("boom", nil)
+	assert.Equal(t, call.Risk(), tools.RiskDangerous)
+}
+
+func TestRegisterAndAliasErrors(t *testing.T) {
+	reg := newRegistry(t)
+	assert.ErrorContains(t, reg.Register(echoTool{name: "echo"}), "a tool with that name exists")
+	assert.ErrorContains(t, reg.Register(echoTool{name: "cat"}), "an alias with that name exists")
+	assert.ErrorContains(t, reg.Register(echoTool{name: ""}), "empty name")
+	assert.ErrorContains(t, reg.Register(badSchema{}), "type object")
+	assert.ErrorContains(t, reg.AddAlias(tools.Alias{Name: "x", Target: "missing"}), "unknown target")
+	assert.ErrorContains(t, reg.AddAlias(tools.Alias{Name: "echo", Target: "boom"}), "a tool with that name exists")
+	assert.ErrorContains(t, reg.AddAlias(tools.Alias{Name: "cat", Target: "boom"}), "already defined")
+}
+
+type badSchema struct{ panicTool }
+
+func (badSchema) Spec() tools.Spec {
+	return tools.Spec{Name: "bad", Parameters: tools.String("not an object")}
+}
+
+func TestLookupSubsetAndListing(t *testing.T) {
+	reg := newRegistry(t)
+	tool, canonical, ok := reg.Lookup("cat")
+	assert.Assert(t, ok)
+	assert.Equal(t, canonical, "echo")
+	assert.Equal(t, tool.Spec().Name, "echo")
+	_, _, ok = reg.Lookup("missing")
+	assert.Assert(t, !ok)
+	c, ok := reg.Canonical("grep")
+	assert.Assert(t, ok && c == "echo")
+
+	assert.DeepEqual(t, reg.Names(), []string{"echo", "boom"})
+	specs := reg.Specs()
+	assert.Equal(t, len(specs), 2)
+	assert.Equal(t, specs[1].Name, "boom")
+	var aliasNames []string
+	for _, a := range reg.Aliases() {
+		aliasNames = append(aliasNames, a.Name)
+	}
+	assert.DeepEqual(t, aliasNames, []string{"cat", "grep", "shout"})
+
+	sub, err := reg.Subset("boom")
+	assert.NilError(t, err)
+	assert.DeepEqual(t, sub.Names(), []string{"boom"})
+	assert.Equal(t, len(sub.Aliases()), 0, "aliases of tools left out go too")
+	sub, err = reg.Subset("cat", "boom")
+	assert.NilError(t, err)
+	assert.DeepEqual(t, sub.Names(), []string{"echo", "boom"}) // registry order, not request order
+	assert.Equal(t, len(sub.Aliases()), 3)
+	_, err = reg.Subset("echo", "nope")
+	assert.ErrorContains(t, err, `unknown tool "nope"`)
+}
+
+func TestMustRegisterPanics(t *testing.T) {
+	defer func() { assert.Assert(t, recover() != nil) }()
+	tools.NewRegistry().MustRegister(echoTool{name: "a"}, echoTool{name: "a"})
+}
+
+func TestResultHelpers(t *testing.T) {
+	res := tools.Failf(tools.CodeAlreadyExists, "Use replace_string_in_file to modify it", "File '%s' already exists", "test.txt")
+	assert.Equal(t, res.Output, "Error: File 'test.txt' already exists. Use replace_string_in_file to modify it")
+	assert.Equal(t, res.Error.Error(), "ALREADY_EXISTS: File 'test.txt' already exists (Use replace_string_in_file to modify it)")
+	assert.Equal(t, tools.Fail(tools.Errorf(tools.CodeTimeout, "", "slow")).Output, "Error: slow")
+	assert.Equal(t, tools.Errorf(tools.CodeTimeout, "", "slow").Error(), "TIMEOUT: slow")
+
+	ok := tools.OK("done").WithMeta("a", 1).WithMeta("b", "x")
+	assert.DeepEqual(t, ok.Metadata, map[string]any{"a": 1, "b": "x"})
+	b, err := json.Marshal(ok)
+	assert.NilError(t, err)
+	assert.Equal(t, string(b), `{"success":true,"output":"done","execution_time_ms":0,"metadata":{"a":1,"b":"x"}}`)
+}
+
+func TestArgsHelpers(t *testing.T) {
+	args, err := tools.DecodeArgs(json.RawMessage(`{"s":"x","n":3,"big":1e12,"neg":-1e12,"b":true,"list":["a",1,"b"],"env":{"K":"V","N":2},"nil":null}`))
+	assert.Assert(t, err == nil)
+	assert.Equal(t, args.String("s"), "x")
+	assert.Equal(t, args.String("n"), "", "not a string")
+	assert.Equal(t, args.Int("n"), 3)
+	assert.Equal(t, args.Int("big"), 1<<31-1, "clamped, not wrapped")
+	assert.Equal(t, args.Int("neg"), -1<<31)
+	assert.Equal(t, args.Int("s"), 0)
+	assert.Assert(t, args.Bool("b") && !args.Bool("s"))
+	assert.DeepEqual(t, args.Strings("list"), []string{"a", "b"})
+	assert.DeepEqual(t, args.StringMap("env"), map[string]string{"K": "V"})
+	assert.Assert(t, args.Has("s") && !args.Has("nil") && !args.Has("absent"))
+
+	for _, raw := range []string{"", "null", "  ", `""`, `"  "`} {
+		args, err := tools.DecodeArgs(json.RawMessage(raw))
+		assert.Assert(t, err == nil, raw)
+		assert.Equal(t, len(args), 0, raw)
+	}
+}
