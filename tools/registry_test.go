@@ -47,7 +47,9 @@ func (echoTool) Execute(_ context.Context, args tools.Args, _ *tools.Workspace) 
 	return tools.OK(string(b))
 }
 
-func (echoTool) RequiresApproval(args tools.Args, _ *tools.Workspace) bool { return args.Bool("verbose") }
+func (echoTool) RequiresApproval(args tools.Args, _ *tools.Workspace) bool {
+	return args.Bool("verbose")
+}
 
 // panicTool crashes, as a buggy tool might.
 type panicTool struct{}
