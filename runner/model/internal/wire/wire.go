@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -98,9 +99,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		// Hand the truncated body on with the read error, as the library would have seen it.
-		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		return resp, nil
+		// A body cut short is a failed connection, whatever half of it would parse as.
+		return nil, fmt.Errorf("read response body: %w", err)
 	}
 	body = Fix(body, t.Args)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -108,10 +108,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Header.Del("Content-Length")
 	return resp, nil
 }
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // lineFixer repairs a streamed body line by line (SSE "data: {...}" or NDJSON).
 type lineFixer struct {
@@ -129,6 +125,11 @@ func (l *lineFixer) Read(p []byte) (int, error) {
 		}
 		line, err := l.src.ReadBytes('\n')
 		l.err = err
+		if err != nil && err != io.EOF {
+			// Drop the torn last line: a client must see a stream that stopped (and
+			// know it from the missing final record), not a line that fails to parse.
+			continue
+		}
 		l.buf = fixLine(line, l.form)
 	}
 	n := copy(p, l.buf)

@@ -1,0 +1,96 @@
+package fakellm_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+	"gotest.tools/v3/assert"
+
+	"github.com/agentrunner/runner/runner/model/fakellm"
+)
+
+// chat sends one non-streamed /api/chat request and returns the answer's text or the
+// name of its first tool call.
+func chat(t *testing.T, srv *fakellm.Server, msgs ...api.Message) string {
+	t.Helper()
+	u, _ := url.Parse(srv.URL())
+	c := api.NewClient(u, http.DefaultClient)
+	stream := false
+	var out string
+	err := c.Chat(context.Background(), &api.ChatRequest{Model: "m", Messages: msgs, Stream: &stream}, func(r api.ChatResponse) error {
+		out = r.Message.Content
+		if len(r.Message.ToolCalls) > 0 {
+			out = "call:" + r.Message.ToolCalls[0].Function.Name
+		}
+		return nil
+	})
+	assert.NilError(t, err)
+	return out
+}
+
+func user(s string) api.Message { return api.Message{Role: "user", Content: s} }
+
+var assistant = api.Message{Role: "assistant", Content: "..."}
+
+func TestConversationsHaveTheirOwnSequence(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{
+		Replies: []fakellm.Reply{fakellm.ToolCall("a", nil), fakellm.Text("end")},
+		Routes:  []fakellm.Route{{Match: "rename", Replies: []fakellm.Reply{fakellm.ToolCall("r", nil)}, Repeat: true}},
+	})
+	defer srv.Close()
+
+	assert.Equal(t, chat(t, srv, user("task one")), "call:a")
+	assert.Equal(t, chat(t, srv, user("task two")), "call:a") // another conversation starts at the top
+	assert.Equal(t, chat(t, srv, user("task one"), assistant), "end")
+	assert.Equal(t, chat(t, srv, user("task one"), assistant, assistant), fakellm.ExhaustedText)
+	// The same opening with fewer assistant turns is a new run of that conversation.
+	assert.Equal(t, chat(t, srv, user("task one")), "call:a")
+
+	for range 3 { // a route with Repeat never finishes
+		assert.Equal(t, chat(t, srv, user("please rename Foo"), assistant), "call:r")
+	}
+	reqs := srv.Requests()
+	assert.Equal(t, len(reqs), 8)
+	assert.Equal(t, reqs[3].Reply, -1)
+	assert.Equal(t, reqs[7].Reply, 0)
+	assert.Equal(t, reqs[0].Messages[0].Content, "task one")
+}
+
+func TestBenchModeRecordsNothing(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Bench: true, Repeat: true, Replies: []fakellm.Reply{fakellm.ToolCall("x", nil)}})
+	defer srv.Close()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.Check(t, chat(t, srv, user("go")) == "call:x")
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, srv.Served(), 4)
+	assert.Equal(t, len(srv.Requests()), 0)
+}
+
+func TestShowDefaultsToAToolModel(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{})
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL())
+	show, err := api.NewClient(u, http.DefaultClient).Show(context.Background(), &api.ShowRequest{Model: "anything:7b"})
+	assert.NilError(t, err)
+	assert.Equal(t, len(show.Capabilities), 2)
+	assert.Equal(t, string(show.Capabilities[1]), "tools")
+}
+
+func TestLoadScriptReadsDurations(t *testing.T) {
+	s, err := fakellm.LoadScript("testdata/script.json")
+	assert.NilError(t, err)
+	assert.Equal(t, len(s.Replies), 3)
+	assert.Equal(t, s.Replies[0].RetryAfter, "1")
+	assert.Equal(t, s.Replies[1].Delay.String(), "1.5s")
+	assert.Equal(t, *s.Replies[2].ToolCalls[0].RawArgs, "{oops")
+}

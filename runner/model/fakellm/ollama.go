@@ -1,0 +1,188 @@
+package fakellm
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	ollamamodel "github.com/ollama/ollama/types/model"
+
+	"github.com/agentrunner/runner/runner/model"
+)
+
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	rec := Request{API: "ollama", Body: raw}
+	if s.script.Bench {
+		var head struct {
+			Stream *bool `json:"stream"`
+		}
+		_ = json.Unmarshal(raw, &head)
+		rec.Stream = head.Stream == nil || *head.Stream
+	} else {
+		var req api.ChatRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "fakellm: bad chat request: " + err.Error()})
+			return
+		}
+		rec.Model, rec.Options = req.Model, req.Options
+		rec.Stream = req.Stream == nil || *req.Stream // Ollama streams unless told not to
+		for _, m := range req.Messages {
+			nm := model.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName}
+			for _, tc := range m.ToolCalls {
+				args, _ := json.Marshal(tc.Function.Arguments)
+				nm.ToolCalls = append(nm.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+			}
+			rec.Messages = append(rec.Messages, nm)
+		}
+		for _, t := range req.Tools {
+			rec.Tools = append(rec.Tools, t.Function.Name)
+		}
+	}
+	reply, _ := s.next(&rec)
+	wait(r, reply.Delay)
+	switch reply.Fault {
+	case FaultStatus:
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
+		writeJSON(w, statusCode(reply), map[string]string{"error": statusMessage(reply)})
+	case FaultDrop:
+		drop(w)
+	case FaultMalformed:
+		b := ollamaBody(reply, rec, s.started)
+		b.chunks = [][]byte{[]byte(`{"model":"fake","message":{"role":"assistant","content":` + "<html>not json</html>\n")}
+		b.write(w)
+	case FaultTruncate:
+		ollamaBody(reply, rec, s.started).truncate(w)
+	default:
+		ollamaBody(reply, rec, s.started).write(w)
+	}
+}
+
+// ollamaBody renders a reply as /api/chat does: one object, or NDJSON lines (content in
+// pieces, the tool calls whole, then a final "done" record with the metrics).
+func ollamaBody(reply Reply, rec Request, started time.Time) body {
+	u := usage(reply, len(rec.Messages))
+	st := step(rec.Messages)
+	name := rec.Model
+	if name == "" {
+		name = "fake"
+	}
+	var calls []api.ToolCall
+	for i, c := range reply.ToolCalls {
+		calls = append(calls, api.ToolCall{ID: callID(c, st, i), Function: api.ToolCallFunction{Index: i, Name: c.Name}})
+	}
+	final := api.ChatResponse{
+		Model:      name,
+		CreatedAt:  started,
+		Message:    api.Message{Role: "assistant"},
+		Done:       true,
+		DoneReason: "stop",
+		Metrics: api.Metrics{
+			TotalDuration:   time.Duration(u.EvalDuration) + 10*time.Millisecond,
+			PromptEvalCount: u.PromptTokens,
+			EvalCount:       u.CompletionTokens,
+			EvalDuration:    time.Duration(u.EvalDuration),
+		},
+	}
+	if !rec.Stream {
+		final.Message.Content = reply.Text
+		final.Message.ToolCalls = calls
+		return body{contentType: "application/json; charset=utf-8", chunks: [][]byte{ollamaLine(final, reply)}}
+	}
+	b := body{contentType: "application/x-ndjson", stream: true}
+	for _, piece := range split(reply.Text) {
+		b.chunks = append(b.chunks, ollamaLine(api.ChatResponse{
+			Model: name, CreatedAt: started, Message: api.Message{Role: "assistant", Content: piece},
+		}, reply))
+	}
+	if len(calls) > 0 {
+		b.chunks = append(b.chunks, ollamaLine(api.ChatResponse{
+			Model: name, CreatedAt: started, Message: api.Message{Role: "assistant", ToolCalls: calls},
+		}, reply))
+	}
+	b.chunks = append(b.chunks, ollamaLine(final, reply))
+	return b
+}
+
+// ollamaLine marshals one record, putting each scripted call's arguments in: objects as
+// Ollama sends them, or strings when the reply asks for them (or holds malformed ones).
+func ollamaLine(r api.ChatResponse, reply Reply) []byte {
+	b, _ := json.Marshal(r)
+	if len(r.Message.ToolCalls) > 0 {
+		var doc map[string]any
+		_ = json.Unmarshal(b, &doc)
+		msg := doc["message"].(map[string]any)
+		tcs := msg["tool_calls"].([]any)
+		for i, c := range reply.ToolCalls {
+			fn := tcs[i].(map[string]any)["function"].(map[string]any)
+			if reply.ArgsAs == "string" {
+				fn["arguments"] = argsString(c)
+			} else {
+				fn["arguments"] = json.RawMessage(argsObject(c))
+			}
+		}
+		b, _ = json.Marshal(doc)
+	}
+	return append(b, '\n')
+}
+
+// split cuts text into up to three pieces, as a stream would deliver it.
+func split(text string) []string {
+	if text == "" {
+		return nil
+	}
+	words := strings.SplitAfter(text, " ")
+	if len(words) < 3 {
+		return []string{text}
+	}
+	third := len(words) / 3
+	return []string{
+		strings.Join(words[:third], ""),
+		strings.Join(words[third:2*third], ""),
+		strings.Join(words[2*third:], ""),
+	}
+}
+
+func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var req api.ShowRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "fakellm: bad show request: " + err.Error()})
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	caps := []string{"completion", "tools"}
+	if s.script.Models != nil {
+		var ok bool
+		if caps, ok = s.script.Models[name]; !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "model '" + name + "' not found"})
+			return
+		}
+	}
+	resp := api.ShowResponse{
+		Details:   api.ModelDetails{Format: "gguf", Family: "fake", ParameterSize: "1B", QuantizationLevel: "Q4_K_M"},
+		ModelInfo: map[string]any{"general.architecture": "fake"},
+	}
+	for _, c := range caps {
+		resp.Capabilities = append(resp.Capabilities, ollamamodel.Capability(c))
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
+	resp := api.ListResponse{}
+	for name := range s.script.Models {
+		resp.Models = append(resp.Models, api.ListModelResponse{Name: name, Model: name})
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
