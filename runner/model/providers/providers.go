@@ -1,0 +1,122 @@
+// Package providers turns a PROVIDER:MODEL name into a ready model.Model, wrapped with
+// retries, and runs the provider's pre-flight check.
+package providers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/ollama"
+	"github.com/agentrunner/runner/runner/model/openai"
+	"github.com/agentrunner/runner/runner/model/oracle"
+	"github.com/agentrunner/runner/runner/model/retry"
+)
+
+// Known lists the provider names Open accepts.
+var Known = []string{"ollama", "openai", "oracle"}
+
+// DefaultRequestTimeout bounds one model request when OpenOptions leaves it 0: long
+// enough for a local model on a CPU to answer a long conversation.
+const DefaultRequestTimeout = 5 * time.Minute
+
+// OpenOptions configure Open.
+type OpenOptions struct {
+	// Reference holds the task's reference calls, played by "oracle".
+	Reference []model.ToolCall
+	// Stream asks providers for streamed responses.
+	Stream bool
+	// RequestTimeout bounds each request (default DefaultRequestTimeout; <0 means none).
+	RequestTimeout time.Duration
+	// Retries is the number of attempts per step (default retry.DefaultAttempts).
+	Retries int
+	// HTTPClient, when set, sends the requests (tests; proxies).
+	HTTPClient *http.Client
+	// Getenv reads OLLAMA_HOST, OPENAI_BASE_URL and OPENAI_API_KEY (default os.Getenv).
+	Getenv func(string) string
+	// Retry overrides the backoff (tests inject Sleep and Rand); Attempts and
+	// RequestTimeout above take precedence over its fields when set.
+	Retry retry.Options
+}
+
+// Split parses "PROVIDER:MODEL". Model names may hold colons (ollama:qwen3:4b), so it
+// splits on the first one.
+func Split(spec string) (provider, name string) {
+	provider, name, _ = strings.Cut(strings.TrimSpace(spec), ":")
+	return strings.ToLower(provider), name
+}
+
+// Open returns the model named by spec, wrapped with retries and a request timeout.
+func Open(spec string, o OpenOptions) (model.Model, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	provider, name := Split(spec)
+	var (
+		m   model.Model
+		err error
+	)
+	switch provider {
+	case "ollama":
+		m, err = ollama.New(ollama.Config{Model: name, Host: getenv("OLLAMA_HOST"), Stream: o.Stream, HTTPClient: o.HTTPClient})
+	case "openai":
+		m, err = openai.New(openai.Config{
+			Model: name, BaseURL: getenv("OPENAI_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"),
+			Stream: o.Stream, HTTPClient: o.HTTPClient,
+		})
+	case "oracle":
+		if name != "" {
+			return nil, fmt.Errorf("model %q: the oracle takes no model name; use \"oracle\"", spec)
+		}
+		m = oracle.New(o.Reference)
+	case "":
+		return nil, fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Known, ", "))
+	default:
+		if !strings.Contains(spec, ":") {
+			return nil, fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
+				spec, spec, strings.Join(Known, ", "))
+		}
+		return nil, fmt.Errorf("model %q: unknown provider %q (providers: %s)", spec, provider, strings.Join(Known, ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", spec, err)
+	}
+	ro := o.Retry
+	if o.Retries > 0 {
+		ro.Attempts = o.Retries
+	}
+	switch {
+	case o.RequestTimeout > 0:
+		ro.RequestTimeout = o.RequestTimeout
+	case o.RequestTimeout == 0 && ro.RequestTimeout == 0:
+		ro.RequestTimeout = DefaultRequestTimeout
+	case o.RequestTimeout < 0:
+		ro.RequestTimeout = 0
+	}
+	return retry.Wrap(m, ro), nil
+}
+
+// Checker is a model with a pre-flight check (Ollama: the model is pulled and has tools).
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Check runs m's pre-flight check, looking through wrappers; models without one pass.
+func Check(ctx context.Context, m model.Model) error {
+	for m != nil {
+		if c, ok := m.(Checker); ok {
+			return c.Check(ctx)
+		}
+		u, ok := m.(interface{ Unwrap() model.Model })
+		if !ok {
+			return nil
+		}
+		m = u.Unwrap()
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package providers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/fakellm"
+	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/model/retry"
+)
+
+func TestSplit(t *testing.T) {
+	tests := []struct{ in, provider, name string }{
+		{"ollama:qwen3:4b", "ollama", "qwen3:4b"},
+		{"openai:gpt-4o-mini", "openai", "gpt-4o-mini"},
+		{"oracle", "oracle", ""},
+		{" OLLAMA:llama3.2 ", "ollama", "llama3.2"},
+		{"openai:org/model:v1", "openai", "org/model:v1"},
+	}
+	for _, tc := range tests {
+		p, n := providers.Split(tc.in)
+		assert.Equal(t, p, tc.provider, tc.in)
+		assert.Equal(t, n, tc.name, tc.in)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	tests := map[string]string{
+		"":              "no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: ollama, openai, oracle)",
+		"anthropic:x":   `model "anthropic:x": unknown provider "anthropic" (providers: ollama, openai, oracle)`,
+		"qwen3":         `model "qwen3" has no provider: use PROVIDER:MODEL, e.g. ollama:qwen3 (providers: ollama, openai, oracle)`,
+		"ollama:":       `model "ollama:": ollama: missing model name (e.g. ollama:qwen3:4b)`,
+		"openai:":       `model "openai:": openai: missing model name (e.g. openai:gpt-4o-mini)`,
+		"oracle:gpt-4o": `model "oracle:gpt-4o": the oracle takes no model name; use "oracle"`,
+	}
+	for spec, want := range tests {
+		_, err := providers.Open(spec, providers.OpenOptions{})
+		assert.Error(t, err, want, spec)
+	}
+}
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// Open reads the host and key from the environment, wraps the model with retries (a 500
+// is retried with the injected backoff) and Check reaches the provider through the wrapper.
+func TestOpenProviders(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{
+		Replies: []fakellm.Reply{fakellm.Status(500, "try again"), fakellm.ToolCall("read_file", map[string]string{"path": "a"})},
+		Models:  map[string][]string{"qwen3:4b": {"completion", "tools"}},
+	})
+	defer srv.Close()
+	var slept []time.Duration
+	opts := providers.OpenOptions{
+		Getenv:  env(map[string]string{"OLLAMA_HOST": srv.URL(), "OPENAI_BASE_URL": srv.OpenAIURL(), "OPENAI_API_KEY": "sk-x"}),
+		Retries: 2,
+		Retry: retry.Options{Sleep: func(ctx context.Context, d time.Duration) error {
+			slept = append(slept, d)
+			return nil
+		}, BaseDelay: time.Millisecond},
+	}
+	for _, spec := range []string{"ollama:qwen3:4b", "openai:qwen3:4b"} {
+		for _, stream := range []bool{false, true} {
+			opts.Stream = stream
+			m, err := providers.Open(spec, opts)
+			assert.NilError(t, err)
+			assert.Equal(t, m.Name(), spec)
+			assert.NilError(t, providers.Check(context.Background(), m))
+			resp, err := m.Step(context.Background(), &model.Request{Messages: []model.Message{{Role: "user", Content: fmt.Sprint(spec, stream)}}})
+			assert.NilError(t, err, spec)
+			assert.Equal(t, resp.ToolCalls[0].Name, "read_file")
+		}
+	}
+	assert.Equal(t, len(slept), 4)
+
+	m, err := providers.Open("ollama:missing", opts)
+	assert.NilError(t, err)
+	assert.ErrorContains(t, providers.Check(context.Background(), m), "ollama pull missing")
+}
+
+func TestOpenOracle(t *testing.T) {
+	m, err := providers.Open("oracle", providers.OpenOptions{Reference: []model.ToolCall{
+		{Name: "task_complete", Arguments: json.RawMessage(`{"summary":"ok"}`)},
+	}})
+	assert.NilError(t, err)
+	assert.Equal(t, m.Name(), "oracle")
+	assert.NilError(t, providers.Check(context.Background(), m)) // nothing to check
+	resp, err := m.Step(context.Background(), &model.Request{})
+	assert.NilError(t, err)
+	assert.Equal(t, resp.ToolCalls[0].ID, "oracle_1")
+}
+
+func TestRequestTimeoutOption(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Replies: []fakellm.Reply{{Text: "late", Delay: fakellm.Duration(time.Minute)}}, Repeat: true})
+	defer srv.Close()
+	m, err := providers.Open("openai:m", providers.OpenOptions{
+		Getenv:         env(map[string]string{"OPENAI_BASE_URL": srv.OpenAIURL()}),
+		RequestTimeout: 20 * time.Millisecond,
+		Retries:        2,
+		Retry:          retry.Options{Sleep: func(context.Context, time.Duration) error { return nil }},
+	})
+	assert.NilError(t, err)
+	_, err = m.Step(context.Background(), &model.Request{})
+	assert.ErrorContains(t, err, "gave up after 2 attempts: openai at "+srv.OpenAIURL()+": request timed out after 20ms")
+}
