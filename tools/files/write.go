@@ -91,7 +91,7 @@ func (WriteFile) Execute(_ context.Context, args tools.Args, ws *tools.Workspace
 	if overwrote {
 		what = "overwrote the existing file"
 	}
-	out := fmt.Sprintf("Wrote %d bytes to '%s' (%s)", len(data), rel, what)
+	out := fmt.Sprintf("Wrote %s to '%s' (%s)", plural(len(data), "byte"), rel, what)
 	if target != rel {
 		out += fmt.Sprintf(" through the symlink, at '%s'", target)
 	}
@@ -162,7 +162,7 @@ func (CreateFile) Execute(_ context.Context, args tools.Args, ws *tools.Workspac
 		}
 		return tools.Fail(tools.FileError(err, rel))
 	}
-	res := tools.OK(fmt.Sprintf("Created '%s' (%d bytes)", rel, len(data)))
+	res := tools.OK(fmt.Sprintf("Created '%s' (%s)", rel, plural(len(data), "byte")))
 	res.FilesAffected = []string{rel}
 	return res.WithMeta("bytes_written", len(data))
 }

@@ -215,3 +215,9 @@ func TestCreateFile(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteOutputsCountBytes(t *testing.T) {
+	e := newEnv(t)
+	assert.Equal(t, e.run("write_file", map[string]any{"path": "one", "content": "x"}).Output, "Wrote 1 byte to 'one' (created a new file)")
+	assert.Equal(t, e.run("create_file", map[string]any{"path": "none"}).Output, "Created 'none' (0 bytes)")
+}
