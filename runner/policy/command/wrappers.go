@@ -1,0 +1,298 @@
+package command
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Programs that run another program given as their arguments, and the options of each
+// that take a value (so the value is not mistaken for the program).
+var wrappers = map[string]struct {
+	valueOpts string // short options that take a value, e.g. "nu" for nice -n, env -u
+	longValue []string
+	// positional is how many positional arguments come before the program (timeout's
+	// DURATION).
+	positional int
+}{
+	"nohup":   {},
+	"setsid":  {},
+	"command": {},
+	"builtin": {},
+	"exec":    {valueOpts: "a"},
+	"nice":    {valueOpts: "n", longValue: []string{"--adjustment"}},
+	"ionice":  {valueOpts: "cnp", longValue: []string{"--class", "--classdata", "--pid"}},
+	"timeout": {valueOpts: "ks", longValue: []string{"--kill-after", "--signal"}, positional: 1},
+	"stdbuf":  {valueOpts: "ioe", longValue: []string{"--input", "--output", "--error"}},
+	"env":     {valueOpts: "uCS", longValue: []string{"--unset", "--chdir", "--split-string"}},
+	"xargs": {valueOpts: "adEeIiLlnPs", longValue: []string{"--arg-file", "--delimiter", "--eof",
+		"--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}},
+	"sudo": {valueOpts: "CDghpRrTUu", longValue: []string{"--close-from", "--chdir", "--group",
+		"--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"}},
+	"doas":     {valueOpts: "Cu"},
+	"pkexec":   {longValue: []string{"--user"}},
+	"chronic":  {},
+	"unbuffer": {},
+	"busybox":  {},
+	"time":     {valueOpts: "fo", longValue: []string{"--format", "--output"}},
+	"strace":   {valueOpts: "eopsEuabI", longValue: []string{"--output"}},
+	"flock":    {valueOpts: "wEc", positional: 1},
+	"chroot":   {longValue: []string{"--userspec", "--groups"}, positional: 1},
+	"watch":    {valueOpts: "nq", longValue: []string{"--interval", "--differences", "--equexit"}},
+}
+
+// unwrap returns the commands a command runs on behalf of its arguments: nohup rm ...,
+// xargs rm ..., find . -exec rm {} \;.
+func unwrap(c *simpleCmd) []*simpleCmd {
+	name := c.Name()
+	if name == "find" {
+		return findExec(c)
+	}
+	spec, ok := wrappers[name]
+	if !ok {
+		return nil
+	}
+	args := c.Args[1:]
+	if name == "command" && len(args) > 0 && (args[0].Value == "-v" || args[0].Value == "-V") {
+		return nil // command -v NAME looks NAME up; it runs nothing
+	}
+	i := 0
+	positional := spec.positional
+	for i < len(args) {
+		a := args[i].Value
+		if a == "--" {
+			i++
+			break
+		}
+		if name == "env" && strings.Contains(a, "=") && !strings.HasPrefix(a, "-") {
+			i++ // NAME=value
+			continue
+		}
+		if strings.HasPrefix(a, "--") {
+			takes := false
+			for _, l := range spec.longValue {
+				if a == l {
+					takes = true
+				}
+			}
+			i++
+			if takes {
+				i++
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 && !args[i].UnknownStart {
+			i++
+			// In a group such as -un NAME, a value option takes the rest of the group or
+			// the next word.
+			for k := 1; k < len(a); k++ {
+				if strings.IndexByte(spec.valueOpts, a[k]) >= 0 {
+					if k == len(a)-1 {
+						i++
+					}
+					break
+				}
+			}
+			continue
+		}
+		if positional > 0 {
+			positional--
+			i++
+			continue
+		}
+		break
+	}
+	if i >= len(args) {
+		return nil
+	}
+	if name == "watch" {
+		// watch joins its arguments and runs them with sh -c.
+		return nil
+	}
+	return []*simpleCmd{c.child(args[i:])}
+}
+
+// findExec returns the commands of find's -exec, -execdir, -ok and -okdir actions.
+func findExec(c *simpleCmd) []*simpleCmd {
+	var out []*simpleCmd
+	args := c.Args
+	for i := 1; i < len(args); i++ {
+		switch args[i].Value {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].Value != ";" && args[j].Value != "+" {
+				j++
+			}
+			if j > i+1 {
+				out = append(out, c.child(args[i+1:j]))
+			}
+			i = j
+		}
+	}
+	return out
+}
+
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
+	"ash": true, "fish": true, "csh": true, "tcsh": true, "yash": true, "rbash": true,
+}
+
+// interpreters run a program read from stdin or given with a code option.
+var interpreters = map[string]string{ // name -> options that take inline code
+	"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "php": "rR", "lua": "e", "deno": "",
+}
+
+var pythonName = regexp.MustCompile(`^python[0-9.]*$`)
+
+func isShell(name string) bool { return shells[name] }
+
+// isInterpreter is true for shells and for languages that run code from stdin.
+func isInterpreter(name string) bool {
+	if shells[name] || pythonName.MatchString(name) {
+		return true
+	}
+	_, ok := interpreters[name]
+	return ok
+}
+
+// interpreterArgs splits a shell's or interpreter's arguments into whether inline code
+// was given (sh -c, python -c, perl -e), whether it reads the program from stdin, and the
+// first positional argument.
+func interpreterArgs(c *simpleCmd) (code bool, stdin bool, first *arg) {
+	name := c.Name()
+	codeOpts, valueOpts := "c", "oO"
+	switch {
+	case pythonName.MatchString(name):
+		codeOpts, valueOpts = "cm", "WXQ"
+	case !shells[name]:
+		codeOpts, valueOpts = interpreters[name], "IrMmx"
+	}
+	args := c.Args[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i].Value
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				first = &args[i+1]
+			}
+			return code, !code && (stdin || first == nil || first.Value == "-" || first.Value == "/dev/stdin"), first
+		case a == "-":
+			return code, !code, &args[i]
+		case args[i].UnknownStart:
+			first = &args[i]
+			return code, false, first
+		case strings.HasPrefix(a, "--"):
+			if a == "--rcfile" || a == "--init-file" || a == "--command" {
+				if a == "--command" {
+					code = true
+				}
+				i++
+			}
+		case (strings.HasPrefix(a, "-") || (shells[name] && strings.HasPrefix(a, "+"))) && len(a) > 1:
+			for k := 1; k < len(a); k++ {
+				if strings.IndexByte(codeOpts, a[k]) >= 0 {
+					code = true
+					if !shells[name] && k < len(a)-1 {
+						break // python -c'print(1)': the code is attached
+					}
+					if !shells[name] {
+						i++ // the code or module is the next word
+					}
+					break
+				}
+				if strings.IndexByte(valueOpts, a[k]) >= 0 {
+					if k == len(a)-1 {
+						i++
+					}
+					break
+				}
+				if a[k] == 's' && shells[name] {
+					stdin = true
+				}
+			}
+		default:
+			first = &args[i]
+			if code && shells[name] {
+				return code, false, first
+			}
+			return code, !code && (first.Value == "/dev/stdin" || stdin), first
+		}
+	}
+	return code, !code, nil
+}
+
+// readsStdin reports whether a shell or interpreter takes its program from stdin.
+func readsStdin(c *simpleCmd) bool {
+	if !isInterpreter(c.Name()) {
+		return false
+	}
+	_, stdin, _ := interpreterArgs(c)
+	return stdin
+}
+
+// runsString returns a string that a command hands to a shell: sh -c STRING,
+// su -c STRING, watch ARGS..., env -S STRING.
+func runsString(c *simpleCmd) (arg, bool) {
+	name := c.Name()
+	switch {
+	case shells[name]:
+		code, _, first := interpreterArgs(c)
+		if code && first != nil {
+			return *first, true
+		}
+	case name == "su" || name == "runuser":
+		for i := 1; i+1 < len(c.Args); i++ {
+			if v := c.Args[i].Value; v == "-c" || v == "--command" {
+				return c.Args[i+1], true
+			}
+		}
+	case name == "watch":
+		inner := unwrapWatch(c)
+		if len(inner) > 0 {
+			return joinArgs(inner), true
+		}
+	case name == "env":
+		for i := 1; i+1 < len(c.Args); i++ {
+			if v := c.Args[i].Value; v == "-S" || v == "--split-string" {
+				return joinArgs(c.Args[i+1:]), true
+			}
+		}
+	}
+	return arg{}, false
+}
+
+// unwrapWatch returns watch's command words, skipping its options.
+func unwrapWatch(c *simpleCmd) []arg {
+	args := c.Args[1:]
+	for len(args) > 0 {
+		a := args[0].Value
+		switch {
+		case a == "--":
+			return args[1:]
+		case a == "-n" || a == "--interval" || a == "-q" || a == "--equexit":
+			if len(args) < 2 {
+				return nil
+			}
+			args = args[2:]
+		case strings.HasPrefix(a, "-"):
+			args = args[1:]
+		default:
+			return args
+		}
+	}
+	return nil
+}
+
+var fetchers = map[string]bool{
+	"curl": true, "wget": true, "fetch": true, "aria2c": true, "http": true, "https": true,
+	"xh": true, "lwp-request": true, "GET": true,
+}
+
+// fetches reports whether any of the commands downloads something.
+func fetches(cmds []*simpleCmd) bool {
+	for _, c := range cmds {
+		if fetchers[c.Name()] {
+			return true
+		}
+	}
+	return false
+}
