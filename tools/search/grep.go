@@ -41,7 +41,7 @@ func (GrepSearch) Spec() tools.Spec {
 			"file_pattern":   tools.String("Only search files matching this glob, e.g. \"*.go\" or \"src/**/*.ts\" (relative to path)."),
 			"path":           pathProp("Directory (or single file) to search."),
 			"max_results": tools.Integer(fmt.Sprintf("Maximum number of matching lines to return (1-%d).", MaxGrepResults)).
-				WithRange(1, MaxGrepResults).WithDefault(DefaultGrepResults),
+				WithRange(1, MaxGrepResults).WithDefault(float64(DefaultGrepResults)),
 		}, "pattern"),
 		Risk: tools.RiskReadOnly,
 	}
@@ -83,7 +83,7 @@ func planGrep(args tools.Args, ws *tools.Workspace) (*grepPlan, *tools.Error) {
 		if _, err := regexp.Compile(p.pattern); err != nil {
 			return nil, tools.Errorf(tools.CodeInvalidArgument,
 				"Fix the regular expression (Go RE2 syntax: no lookahead, lookbehind or backreferences), or pass is_regex: false to search for the literal text.",
-				"Invalid regular expression: %v", err)
+				"Invalid regular expression '%s': %v", p.pattern, err)
 		}
 	}
 	m, err := newMatcher(p.pattern, isRegex, args.Bool("case_sensitive"))

@@ -58,6 +58,11 @@ func newMatcher(pattern string, isRegex, caseSensitive bool) (*matcher, error) {
 
 // find appends to out the matching lines of buf, at most limit of them.
 func (m *matcher) find(buf []byte, limit int, out []lineMatch) []lineMatch {
+	if m.lit == nil && bytes.IndexByte(buf, '\r') >= 0 {
+		// In (?m) mode $ does not match before "\r\n": scanning the whole buffer would
+		// miss lines, so CRLF text is matched line by line.
+		return m.findLines(buf, limit, out)
+	}
 	var st litState
 	line, counted := 1, 0 // line is the number of the line holding offset counted
 	from := 0
@@ -75,6 +80,9 @@ func (m *matcher) find(buf []byte, limit int, out []lineMatch) []lineMatch {
 				break
 			}
 			pos, end = from+loc[0], from+loc[1]
+			if pos == len(buf) && buf[pos-1] == '\n' {
+				break // an empty match after the final newline: there is no line there
+			}
 		}
 		start := bytes.LastIndexByte(buf[from:pos], '\n') + 1 + from
 		stop := len(buf)
@@ -98,6 +106,23 @@ func (m *matcher) find(buf []byte, limit int, out []lineMatch) []lineMatch {
 			out = append(out, lineMatch{line: line, text: text, col: min(col, len(text))})
 		}
 		from = stop + 1
+	}
+	return out
+}
+
+// findLines is find without a candidate finder: every line goes through the regexp.
+func (m *matcher) findLines(buf []byte, limit int, out []lineMatch) []lineMatch {
+	for line := 1; len(buf) > 0 && len(out) < limit; line++ {
+		text := buf
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			text, buf = buf[:i], buf[i+1:]
+		} else {
+			buf = nil
+		}
+		text = bytes.TrimSuffix(text, []byte{'\r'})
+		if loc := m.re.FindIndex(text); loc != nil {
+			out = append(out, lineMatch{line: line, text: text, col: loc[0]})
+		}
 	}
 	return out
 }
