@@ -43,6 +43,9 @@ type entry struct {
 	tool   Tool
 	spec   Spec
 	schema *jsonschema.Schema
+	// defaults are the schema's defaults in their JSON form (numbers as float64), as the
+	// model's own arguments would arrive.
+	defaults map[string]any
 }
 
 // NewRegistry returns an empty registry.
@@ -59,9 +62,17 @@ func (r *Registry) Register(t Tool) error {
 	if spec.Parameters == nil || spec.Parameters.Type != "object" {
 		return fmt.Errorf("register tool %s: parameter schema must have type object", spec.Name)
 	}
-	compiled, err := compileSchema(spec.Name, spec.Parameters)
+	schemaMap := spec.Parameters.Map()
+	compiled, err := compileSchema(spec.Name, schemaMap)
 	if err != nil {
 		return fmt.Errorf("register tool %s: %w", spec.Name, err)
+	}
+	defaults := map[string]any{}
+	props, _ := schemaMap["properties"].(map[string]any)
+	for name, p := range props {
+		if d, ok := p.(map[string]any)["default"]; ok {
+			defaults[name] = d
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,7 +82,7 @@ func (r *Registry) Register(t Tool) error {
 	if _, dup := r.aliases[spec.Name]; dup {
 		return fmt.Errorf("register tool %s: an alias with that name exists", spec.Name)
 	}
-	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: compiled}
+	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: compiled, defaults: defaults}
 	r.order = append(r.order, spec.Name)
 	return nil
 }
@@ -246,9 +257,9 @@ func (r *Registry) Prepare(name string, raw json.RawMessage) (*Call, *Error) {
 		}
 		args[k] = coerce(p, v)
 	}
-	for k, p := range props {
-		if _, set := args[k]; !set && p.Default != nil {
-			args[k] = p.Default
+	for k, d := range e.defaults {
+		if _, set := args[k]; !set {
+			args[k] = d
 		}
 	}
 	if verr := e.schema.Validate(map[string]any(args)); verr != nil {
@@ -341,10 +352,10 @@ func coerce(p *Schema, v any) any {
 
 var english = message.NewPrinter(language.English)
 
-func compileSchema(name string, s *Schema) (*jsonschema.Schema, error) {
+func compileSchema(name string, schema map[string]any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	url := "tool:///" + name + ".json"
-	if err := c.AddResource(url, s.Map()); err != nil {
+	if err := c.AddResource(url, schema); err != nil {
 		return nil, fmt.Errorf("add schema: %w", err)
 	}
 	compiled, err := c.Compile(url)

@@ -177,6 +177,8 @@ func FileError(err error, rel string) *Error {
 	switch {
 	case isEscape(err):
 		return outside(rel)
+	case errors.Is(err, syscall.ENOTEMPTY): // before ErrExist, which ENOTEMPTY also matches
+		return Errorf(CodeExecutionError, "Pass recursive: true to delete a non-empty directory.", "Directory '%s' is not empty", rel)
 	case errors.Is(err, fs.ErrNotExist):
 		return Errorf(CodeFileNotFound, "Check the path with list_dir or file_search.", "File '%s' not found", rel)
 	case errors.Is(err, fs.ErrExist):
@@ -189,8 +191,6 @@ func FileError(err error, rel string) *Error {
 		return Errorf(CodePermissionDenied, "", "Permission denied: '%s'", rel)
 	case errors.Is(err, syscall.ELOOP):
 		return Errorf(CodeInvalidPath, "", "'%s': too many levels of symbolic links", rel)
-	case errors.Is(err, syscall.ENOTEMPTY):
-		return Errorf(CodeExecutionError, "Pass recursive: true to delete a non-empty directory.", "Directory '%s' is not empty", rel)
 	}
 	return Errorf(CodeExecutionError, "", "'%s': %v", rel, err)
 }

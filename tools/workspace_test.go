@@ -226,10 +226,6 @@ func TestFileError(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.message, func(t *testing.T) {
 			got := tools.FileError(tc.err, "p")
-			if errors.Is(tc.err, syscall.ENOTEMPTY) && got.Code == tools.CodeAlreadyExists {
-				// syscall.ENOTEMPTY matches fs.ErrExist, which FileError tests first.
-				t.Skip("known issue in FileError: ENOTEMPTY is reported as ALREADY_EXISTS; check it before fs.ErrExist")
-			}
 			assert.Equal(t, got.Code, tc.code)
 			assert.Equal(t, got.Message, tc.message)
 		})
