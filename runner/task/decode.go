@@ -16,11 +16,16 @@ type decoder struct {
 	warns   []*Error
 	anchors map[string]ast.Node
 	depth   int
+	visits  int
 }
 
 // maxDepth bounds recursion through aliases, so that a self-referencing anchor
 // (`a: &x [*x]`) is an error rather than a stack overflow.
 const maxDepth = 64
+
+// maxVisits bounds the values a file may expand to, so that aliases of aliases (the
+// "billion laughs") are an error rather than a hang. Real task files stay far below.
+const maxVisits = 1 << 20
 
 // entry is one key of a mapping.
 type entry struct {
@@ -91,6 +96,12 @@ func (v anchorVisitor) Visit(n ast.Node) ast.Visitor {
 // the tag ("" if none); ok is false (and the problem recorded) for an undefined alias or
 // an unsupported tag.
 func (d *decoder) resolve(n ast.Node, field string) (ast.Node, string, bool) {
+	if d.visits++; d.visits >= maxVisits {
+		if d.visits == maxVisits {
+			d.fail(n, field, "the file expands to more than %d values; are aliases nested too deeply?", maxVisits)
+		}
+		return nil, "", false
+	}
 	tag := ""
 	for i := 0; ; i++ {
 		if i > maxDepth {
@@ -101,6 +112,10 @@ func (d *decoder) resolve(n ast.Node, field string) (ast.Node, string, bool) {
 		case *ast.AnchorNode:
 			n = v.Value
 		case *ast.AliasNode:
+			if v.Value == nil {
+				d.fail(v, field, "alias without a name")
+				return nil, "", false
+			}
 			name := v.Value.GetToken().Value
 			target, ok := d.anchors[name]
 			if !ok {

@@ -2,6 +2,7 @@ package task
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -309,4 +310,17 @@ func TestPositionString(t *testing.T) {
 	assert.Equal(t, pos("a.yaml", 3, 4).String(), "a.yaml:3:4")
 	assert.Equal(t, Position{File: "a.yaml", Line: 3}.String(), "a.yaml:3")
 	assert.Equal(t, Position{File: "a.yaml"}.String(), "a.yaml")
+}
+
+// TestAliasExpansionIsBounded feeds a "billion laughs": 2^40 values through 40 anchors.
+// Without the budget it would never return.
+func TestAliasExpansionIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("prompt: x\nreference:\n  - read_file:\n      a0: &a0 [lol, lol]\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "      a%d: &a%d [*a%d, *a%d]\n", i, i, i-1, i-1)
+	}
+	_, err := Parse("t.yaml", []byte(b.String()), LoadOptions{})
+	assert.ErrorContains(t, err, "the file expands to more than 1048576 values")
+	assert.Equal(t, len(Problems(err)), 1)
 }
