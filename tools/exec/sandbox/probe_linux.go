@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// probeMarker is what the self-test command prints when it ran confined.
+const probeMarker = "runner-sandbox-ok"
+
+// selfTest runs one command through w in a scratch workspace: the only reliable way to know
+// that namespaces or Landlock work here, and that main calls RunHelperIfRequested.
+func selfTest(ctx context.Context, w tools.CommandWrapper) error {
+	dir, err := os.MkdirTemp("", "runner-probe-")
+	if err != nil {
+		return fmt.Errorf("self-test: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ws, err := tools.OpenWorkspace(dir)
+	if err != nil {
+		return fmt.Errorf("self-test: %w", err)
+	}
+	defer ws.Close()
+
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", "echo "+probeMarker+" > probe; cat probe")
+	cmd.Dir = ws.Dir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	if err := w.Wrap(cmd, ws); err != nil {
+		return fmt.Errorf("self-test: %w", err)
+	}
+	out, err := cmd.CombinedOutput()
+	if r, ok := w.(interface{ Release(*exec.Cmd) }); ok {
+		r.Release(cmd)
+	}
+	if err != nil || !strings.Contains(string(out), probeMarker) {
+		return fmt.Errorf("self-test command failed (%v): %s (the binary's main must call sandbox.RunHelperIfRequested first)",
+			err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

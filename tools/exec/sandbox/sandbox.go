@@ -1,0 +1,139 @@
+// Package sandbox confines the commands the agent runs (run_in_terminal, run_code) by the
+// strongest means that works on the machine, chosen once per process by Probe:
+//
+//   - bwrap (bubblewrap): a read-only view of the system, the workspace writable, a private
+//     /tmp and home directory, no network unless the task allows it, its own PID, IPC and
+//     UTS namespaces, no capabilities.
+//   - landlock: for machines where user namespaces are blocked (GitHub's ubuntu-24.04
+//     runners). The runner re-executes itself as a small helper (see RunHelperIfRequested)
+//     that applies Landlock rules: writes only in the workspace and a private temp directory,
+//     no reads of credential directories, no TCP connections unless the task allows them.
+//   - none: the command runs as it is, with a warning.
+//
+// Both real sandboxes go through the helper, which sets resource limits (see Limits) before
+// it executes the command or bwrap: setrlimit in a process of our own is the one way that
+// covers any program (bwrap has no rlimit option, and a shell's ulimit would need a shell),
+// and it costs one exec of the runner, a few milliseconds.
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// Sandbox modes, as a task file's sandbox key spells them.
+const (
+	ModeAuto     = "auto"
+	ModeBwrap    = "bwrap"
+	ModeLandlock = "landlock"
+	ModeNone     = "none"
+)
+
+// DefaultLimits are the resource limits of a sandboxed command when the task sets none.
+// Each applies to every process of the command (except Processes, see below):
+//
+//   - CPUSeconds 300 (RLIMIT_CPU): the longest timeout a call can ask for. At the limit the
+//     process gets SIGXCPU, a second later SIGKILL.
+//   - MemoryMB 4096 (RLIMIT_DATA): heap and private writable mappings. Not RLIMIT_AS:
+//     Go, V8 and the JVM reserve far more address space than they use, and would not start.
+//   - FileSizeMB 1024 (RLIMIT_FSIZE): the largest file a process may write (SIGXFSZ).
+//   - Processes 512 (RLIMIT_NPROC): counts all the processes of the user, and the kernel
+//     does not enforce it for root; when running as root the helper also puts the command
+//     in a pids cgroup of its own with pids.max = Processes if the machine lets it (see
+//     Probe's reason). Otherwise a fork bomb is contained only by bwrap's PID namespace
+//     and the call's timeout, which kills the whole process group or namespace.
+//
+// Core dumps are disabled (RLIMIT_CORE 0) so that a crash does not write into the workspace.
+var DefaultLimits = tools.Limits{CPUSeconds: 300, MemoryMB: 4096, FileSizeMB: 1024, Processes: 512}
+
+// EffectiveLimits returns l with its zero fields taken from DefaultLimits.
+func EffectiveLimits(l tools.Limits) tools.Limits {
+	if l.CPUSeconds <= 0 {
+		l.CPUSeconds = DefaultLimits.CPUSeconds
+	}
+	if l.MemoryMB <= 0 {
+		l.MemoryMB = DefaultLimits.MemoryMB
+	}
+	if l.FileSizeMB <= 0 {
+		l.FileSizeMB = DefaultLimits.FileSizeMB
+	}
+	if l.Processes <= 0 {
+		l.Processes = DefaultLimits.Processes
+	}
+	return l
+}
+
+// None returns the wrapper that runs commands unconfined.
+func None() tools.CommandWrapper { return none{} }
+
+type none struct{}
+
+func (none) Name() string                           { return ModeNone }
+func (none) Wrap(*exec.Cmd, *tools.Workspace) error { return nil }
+
+type probeResult struct {
+	wrapper tools.CommandWrapper
+	reason  string
+	err     error
+}
+
+// probes caches each mode's probe: the machine does not change during a run, and a probe
+// runs a command.
+var probes = struct {
+	sync.Mutex
+	done map[string]probeResult
+}{done: map[string]probeResult{}}
+
+// Probe returns the wrapper for mode (auto, bwrap, landlock or none; "" means auto) and a
+// sentence describing the confinement for the run's log. auto takes the first of bwrap and
+// landlock that works, and otherwise returns the none wrapper with a warning as the reason;
+// an explicit mode that does not work is an error. Each mode is probed once per process,
+// by running a command through it.
+func Probe(ctx context.Context, mode string) (tools.CommandWrapper, string, error) {
+	switch mode {
+	case "", ModeAuto:
+		var why []string
+		for _, m := range []string{ModeBwrap, ModeLandlock} {
+			w, reason, err := probeOnce(ctx, m)
+			if err == nil {
+				return w, reason, nil
+			}
+			why = append(why, fmt.Sprintf("%s: %v", m, err))
+		}
+		return none{}, "WARNING: no sandbox works on this machine, commands run unconfined (" + strings.Join(why, "; ") + ")", nil
+	case ModeNone:
+		return none{}, "sandbox none: commands run unconfined", nil
+	case ModeBwrap, ModeLandlock:
+		return probeOnce(ctx, mode)
+	}
+	return nil, "", fmt.Errorf("unknown sandbox mode %q (want auto, bwrap, landlock or none)", mode)
+}
+
+func probeOnce(ctx context.Context, mode string) (tools.CommandWrapper, string, error) {
+	probes.Lock()
+	defer probes.Unlock()
+	if r, ok := probes.done[mode]; ok {
+		return r.wrapper, r.reason, r.err
+	}
+	var r probeResult
+	switch mode {
+	case ModeBwrap:
+		r.wrapper, r.reason, r.err = probeBwrap(ctx)
+	case ModeLandlock:
+		r.wrapper, r.reason, r.err = probeLandlock(ctx)
+	}
+	if r.err != nil {
+		r.err = fmt.Errorf("sandbox %s: %w", mode, r.err)
+		r.wrapper = nil
+	}
+	// A cancelled probe says nothing about the machine: let the next caller try again.
+	if ctx.Err() == nil {
+		probes.done[mode] = r
+	}
+	return r.wrapper, r.reason, r.err
+}
