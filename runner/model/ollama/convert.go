@@ -30,7 +30,7 @@ func (m *Model) chatRequest(req *model.Request) (*api.ChatRequest, error) {
 		}
 		msgs = append(msgs, out)
 	}
-	toolDefs, err := renderTools(req.Tools)
+	toolDefs, err := m.tools.Get(req.Tools, renderTools)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/toolcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
 )
 
@@ -42,6 +43,7 @@ type Model struct {
 	cfg    Config
 	base   *url.URL
 	client *api.Client
+	tools  toolcache.Cache[api.Tools]
 }
 
 // New returns a Model for cfg. It makes no request; call Check before the first step.

@@ -15,7 +15,9 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/toolcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
+	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/format"
 )
 
@@ -41,6 +43,7 @@ type Config struct {
 type Model struct {
 	cfg    Config
 	client *goopenai.Client
+	tools  toolcache.Cache[[]goopenai.Tool]
 }
 
 // New returns a Model for cfg. It makes no request.
@@ -108,15 +111,7 @@ func (m *Model) chatRequest(req *model.Request) goopenai.ChatCompletionRequest {
 		msgs = append(msgs, out)
 	}
 	creq := goopenai.ChatCompletionRequest{Model: m.cfg.Model, Messages: msgs}
-	for _, t := range format.OpenAI(req.Tools) {
-		fn, _ := t["function"].(map[string]any)
-		name, _ := fn["name"].(string)
-		desc, _ := fn["description"].(string)
-		creq.Tools = append(creq.Tools, goopenai.Tool{
-			Type:     goopenai.ToolTypeFunction,
-			Function: &goopenai.FunctionDefinition{Name: name, Description: desc, Parameters: fn["parameters"]},
-		})
-	}
+	creq.Tools, _ = m.tools.Get(req.Tools, renderTools)
 	o := req.Options
 	if o.Temperature != nil {
 		creq.Temperature = float32(*o.Temperature)
@@ -141,6 +136,22 @@ func (m *Model) chatRequest(req *model.Request) goopenai.ChatCompletionRequest {
 		}
 	}
 	return creq
+}
+
+// renderTools renders specs through the shared renderer, so every provider shows the
+// model the same schemas.
+func renderTools(specs []tools.Spec) ([]goopenai.Tool, error) {
+	var out []goopenai.Tool
+	for _, t := range format.OpenAI(specs) {
+		fn, _ := t["function"].(map[string]any)
+		name, _ := fn["name"].(string)
+		desc, _ := fn["description"].(string)
+		out = append(out, goopenai.Tool{
+			Type:     goopenai.ToolTypeFunction,
+			Function: &goopenai.FunctionDefinition{Name: name, Description: desc, Parameters: fn["parameters"]},
+		})
+	}
+	return out, nil
 }
 
 func reasoningModel(name string) bool {
