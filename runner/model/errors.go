@@ -102,13 +102,14 @@ func IsConnectionError(err error) bool {
 		errors.Is(err, net.ErrClosed) {
 		return true
 	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return true
-	}
+	// A host that does not resolve is a configuration error, not a passing fault.
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return dnsErr.IsTemporary || dnsErr.IsTimeout
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return true
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {

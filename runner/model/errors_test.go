@@ -58,6 +58,7 @@ func TestIsConnectionError(t *testing.T) {
 		{fmt.Errorf("post: %w", io.ErrUnexpectedEOF), true},
 		{&net.OpError{Op: "dial", Err: errors.New("refused")}, true},
 		{errors.New("http: server closed idle connection"), true},
+		{&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "nope", IsNotFound: true}}, false},
 		{errors.New("invalid character 'x' looking for beginning of value"), false},
 		{&net.OpError{Op: "read", Err: context.DeadlineExceeded}, false}, // a deadline is the caller's business
 		{nil, false},
