@@ -3,6 +3,23 @@
 // stdout: use it as OLLAMA_HOST, and URL/v1 as OPENAI_BASE_URL.
 //
 //	fakellm [-addr 127.0.0.1:0] [-record requests.jsonl] script.json
+//
+// A script (see fakellm.Script) looks like:
+//
+//	{
+//	  "replies": [
+//	    {"fault": "status", "status": 429, "retry_after": "1"},
+//	    {"fault": "drop"},
+//	    {"tool_calls": [{"name": "read_file", "args": {"path": "main.go"}}]},
+//	    {"tool_calls": [{"name": "write_file", "raw_args": "{not json"}]},
+//	    {"text": "thinking...", "delay": "2s"},
+//	    {"tool_calls": [{"name": "task_complete", "args": {"summary": "done"}}]}
+//	  ],
+//	  "repeat": false,
+//	  "routes": [{"match": "rename", "replies": [...]}],
+//	  "models": {"qwen3:4b": ["completion", "tools"]},
+//	  "bench": false
+//	}
 package main
 
 import (
