@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -20,7 +19,6 @@ import (
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/report"
-	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
@@ -114,7 +112,18 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if opts.TTY != nil {
 		tty = *opts.TTY
 	}
-	console := report.NewConsole(opts.Stdout, report.ConsoleOptions{TTY: tty, Color: tty})
+	var files []string
+	reporters := []report.Reporter{nil} // the console goes first, once it knows the files
+	if opts.JSON != "" {
+		files = append(files, opts.JSON)
+		reporters = append(reporters, report.File(opts.JSON, report.WriteJSON))
+	}
+	if opts.JUnit != "" {
+		files = append(files, opts.JUnit)
+		reporters = append(reporters, report.File(opts.JUnit, report.JUnit(report.JUnitOptions{})))
+	}
+	reporters[0] = report.NewConsole(opts.Stdout, report.ConsoleOptions{TTY: tty, Color: tty, OutDir: opts.OutDir, Reports: files})
+	reporter := report.Multi(reporters...)
 
 	models := &modelSet{flag: opts.Model, models: map[string]error{}}
 	sandboxes := &sandboxSet{override: opts.Sandbox, stderr: opts.Stderr, cache: map[string]sandboxProbe{}}
@@ -130,23 +139,20 @@ func Execute(ctx context.Context, opts RunOptions) error {
 			opts.Parallel = 1 // one question at a time
 		}
 	}
-	console.Start(len(tasks) * opts.Repeat)
+	reporter.Start(len(tasks) * opts.Repeat)
 	run := suite.Run(ctx, tasks, suite.Options{
 		Parallel: opts.Parallel, Repeat: opts.Repeat,
-		OnStart: console.ScenarioStarted, OnDone: console.ScenarioDone,
+		OnStart: reporter.Started, OnDone: reporter.Finished,
 		Scenario: scenario.Options{
 			OutDir: opts.OutDir, Catalog: reg, Approval: approval, Asker: asker,
 			MaxSteps: opts.MaxSteps, Timeout: opts.Timeout, KeepWorkspaces: opts.KeepWorkspaces,
 			Model: models.open, Sandbox: sandboxes.get,
 		},
 	})
-	if err := writeReports(run, opts); err != nil {
-		console.Finish(run)
-		return &ExitError{Code: ExitErrored, Err: err}
+	if err := reporter.Finish(run); err != nil {
+		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
 	}
-	console.Finish(run)
-	passed, failed, errored := run.Counts()
-	_ = passed
+	_, failed, errored := run.Counts()
 	switch {
 	case failed > 0:
 		return &ExitError{Code: ExitFailed}
@@ -157,11 +163,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 }
 
 func loadTasks(paths []string, reg *tools.Registry, filter string, stderr io.Writer) ([]*task.Task, error) {
-	files, err := task.Expand(paths)
-	if err != nil {
-		return nil, &ExitError{Code: ExitUsage, Err: err}
-	}
-	tasks, err := task.LoadAll(files, task.LoadOptions{KnownTool: reg.Canonical, Now: time.Now()})
+	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now()})
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: err}
 	}
@@ -187,35 +189,6 @@ func loadTasks(paths []string, reg *tools.Registry, filter string, stderr io.Wri
 		}
 	}
 	return tasks, nil
-}
-
-func writeReports(run result.Run, opts RunOptions) error {
-	write := func(path string, fn func(io.Writer) error) error {
-		if path == "" {
-			return nil
-		}
-		if dir := filepath.Dir(path); dir != "." {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("report %s: %w", path, err)
-			}
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("report %s: %w", path, err)
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("report %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("report %s: %w", path, err)
-		}
-		return nil
-	}
-	if err := write(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, run) }); err != nil {
-		return err
-	}
-	return write(opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, run, report.JUnitOptions{}) })
 }
 
 // modelSet opens each task's model and remembers pre-flight failures, so a missing model

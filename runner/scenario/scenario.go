@@ -106,10 +106,12 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	if opts.Approval != nil {
 		approval = *opts.Approval
 	}
-	toolset, err := opts.Catalog.Subset(t.Tools...)
-	if err != nil {
-		r.errorf("tools: %v", err)
-		return
+	toolset := opts.Catalog // no tools: key offers every tool
+	if t.Tools != nil {
+		if toolset, err = opts.Catalog.Subset(t.Tools...); err != nil {
+			r.errorf("tools: %v", err)
+			return
+		}
 	}
 	sandbox, err := opts.Sandbox(t.Sandbox)
 	if err != nil {

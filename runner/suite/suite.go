@@ -19,8 +19,9 @@ type Options struct {
 	Parallel int
 	// Repeat runs each task this many times (at least 1).
 	Repeat int
-	// OnStart and OnDone observe progress; they may be called concurrently.
-	OnStart func(name string)
+	// OnStart and OnDone observe progress; they may be called concurrently. OnStart gets
+	// a scenario with only its name, file and repeat index set.
+	OnStart func(result.Scenario)
 	OnDone  func(result.Scenario)
 }
 
@@ -57,7 +58,7 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 					s = interrupted(j.t, j.repeat, now())
 				} else {
 					if opts.OnStart != nil {
-						opts.OnStart(j.t.Name)
+						opts.OnStart(result.Scenario{Name: j.t.Name, File: j.t.Path, Repeat: j.repeat})
 					}
 					s = scenario.Run(ctx, j.t, j.repeat, opts.Scenario)
 				}

@@ -1,0 +1,238 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/complete"
+	"github.com/agentrunner/runner/tools/files"
+)
+
+// scripted is a model that plays fixed responses and records every request.
+type scripted struct {
+	mu        sync.Mutex
+	responses []*model.Response
+	errs      map[int]error // step index -> error
+	block     bool          // block until the context ends
+	requests  []model.Request
+}
+
+func (s *scripted) Name() string { return "scripted" }
+
+func (s *scripted) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
+	s.mu.Lock()
+	i := len(s.requests)
+	cp := *req
+	cp.Messages = append([]model.Message(nil), req.Messages...)
+	s.requests = append(s.requests, cp)
+	s.mu.Unlock()
+	if s.block {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if err := s.errs[i]; err != nil {
+		return nil, err
+	}
+	if i >= len(s.responses) {
+		return s.responses[len(s.responses)-1], nil // repeat the last one forever
+	}
+	return s.responses[i], nil
+}
+
+func call(name, args string) model.ToolCall {
+	return model.ToolCall{Name: name, Arguments: json.RawMessage(args)}
+}
+
+func calls(cs ...model.ToolCall) *model.Response {
+	return &model.Response{ToolCalls: cs, Usage: model.Usage{PromptTokens: 10, CompletionTokens: 5}}
+}
+
+type events struct {
+	mu   sync.Mutex
+	typs []string
+	data []any
+}
+
+func (e *events) Write(typ string, _ int, data any) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.typs = append(e.typs, typ)
+	e.data = append(e.data, data)
+	return nil
+}
+
+func setup(t *testing.T, m model.Model, approval task.Approval) (Config, *events, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ws, err := tools.OpenWorkspace(dir)
+	assert.NilError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	reg := tools.NewRegistry()
+	reg.MustRegister(files.Tools()...)
+	reg.MustRegister(complete.New())
+	pol, err := policy.New(approval, nil, policy.Options{Resolve: reg.Canonical})
+	assert.NilError(t, err)
+	ev := &events{}
+	return Config{Prompt: "do it", Model: m, Tools: reg, Policy: pol, Work: ws, Record: ev, MaxSteps: 5}, ev, dir
+}
+
+func TestCompletes(t *testing.T) {
+	m := &scripted{responses: []*model.Response{
+		calls(call("write_file", `{"path":"out.txt","content":"hello"}`)),
+		calls(call("task_complete", `{"summary":"wrote it"}`), call("write_file", `{"path":"late.txt","content":"x"}`)),
+	}}
+	cfg, ev, dir := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted)
+	assert.Equal(t, out.Steps, 2)
+	assert.Equal(t, out.Summary, "wrote it")
+	assert.Equal(t, out.Usage.PromptTokens, 20)
+	b, err := os.ReadFile(filepath.Join(dir, "out.txt"))
+	assert.NilError(t, err)
+	assert.Equal(t, string(b), "hello")
+	// A call after task_complete in the same response is not executed.
+	_, err = os.Stat(filepath.Join(dir, "late.txt"))
+	assert.Assert(t, os.IsNotExist(err))
+	assert.Equal(t, len(out.Calls), 2)
+	assert.Equal(t, out.Calls[0].Args, `{"content":"hello","create_directories":true,"encoding":"utf-8","path":"out.txt"}`)
+
+	// The second request carries the first call's result under its id.
+	second := m.requests[1].Messages
+	last := second[len(second)-1]
+	assert.Equal(t, last.Role, model.RoleTool)
+	assert.Equal(t, last.ToolCallID, "call_1_1")
+	assert.Equal(t, last.ToolName, "write_file")
+	assert.Equal(t, second[0].Role, model.RoleSystem)
+	assert.Equal(t, second[0].Content, DefaultSystemPrompt)
+	assert.Equal(t, second[1].Content, "do it")
+	assert.DeepEqual(t, ev.typs, []string{"request", "response", "decision", "tool_call", "request", "response", "decision", "tool_call"})
+}
+
+func TestMaxSteps(t *testing.T) {
+	m := &scripted{responses: []*model.Response{calls(call("list_dir", `{}`))}}
+	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	cfg.MaxSteps = 3
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopMaxSteps)
+	assert.Equal(t, out.Steps, 3)
+	assert.Equal(t, len(m.requests), 3)
+}
+
+func TestStoppedAfterOneReminder(t *testing.T) {
+	m := &scripted{responses: []*model.Response{{Content: "I think I am done."}}}
+	cfg, ev, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopStopped)
+	assert.Equal(t, out.Steps, 2)
+	second := m.requests[1].Messages
+	assert.Equal(t, second[len(second)-1].Content, reminder)
+	assert.Check(t, is.Contains(ev.typs, "reminder"))
+}
+
+func TestReminderResetsAfterToolCall(t *testing.T) {
+	m := &scripted{responses: []*model.Response{
+		{Content: "thinking"},
+		calls(call("list_dir", `{}`)),
+		{Content: "thinking again"},
+		calls(call("task_complete", `{"summary":"ok"}`)),
+	}}
+	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted)
+	assert.Equal(t, out.Steps, 4)
+}
+
+func TestBadCallsBecomeResults(t *testing.T) {
+	m := &scripted{responses: []*model.Response{
+		calls(call("no_such_tool", `{}`), call("read_file", `{"path":`), call("read_file", `{"path": 5}`)),
+		calls(call("task_complete", `{"summary":"recovered"}`)),
+	}}
+	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted)
+	msgs := m.requests[1].Messages
+	results := msgs[len(msgs)-3:]
+	assert.Check(t, is.Contains(results[0].Content, "Unknown tool 'no_such_tool'"))
+	assert.Check(t, is.Contains(results[1].Content, "not a valid JSON object"))
+	assert.Check(t, is.Contains(results[2].Content, "'path'"))
+	for _, c := range out.Calls[:3] {
+		assert.Check(t, !c.Executed && !c.Success)
+	}
+}
+
+func TestDeniedCall(t *testing.T) {
+	m := &scripted{responses: []*model.Response{
+		calls(call("delete_file", `{"path":"keep.txt"}`)),
+		calls(call("task_complete", `{"summary":"could not delete"}`)),
+	}}
+	cfg, ev, dir := setup(t, m, task.Approval{Mode: task.ModeRules, Default: "allow", Rules: []task.Rule{
+		{Tool: "delete_file", Action: "deny", Reason: "nothing is deleted"},
+	}})
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("x"), 0o644))
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted)
+	assert.Check(t, out.Calls[0].Denied && !out.Calls[0].Executed)
+	_, err := os.Stat(filepath.Join(dir, "keep.txt"))
+	assert.NilError(t, err)
+	msgs := m.requests[1].Messages
+	assert.Check(t, is.Contains(msgs[len(msgs)-1].Content, "nothing is deleted"))
+	var decided bool
+	for i, typ := range ev.typs {
+		if typ == "decision" {
+			d := ev.data[i].(decisionEvent)
+			decided = !d.Decision.Allowed
+			break
+		}
+	}
+	assert.Check(t, decided, "the transcript records the denial")
+}
+
+func TestTimeoutAndInterrupt(t *testing.T) {
+	cfg, _, _ := setup(t, &scripted{block: true}, task.Approval{Mode: task.ModeAuto})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	out := Run(ctx, cfg)
+	assert.Equal(t, out.Stop, result.StopTimeout)
+
+	cfg, _, _ = setup(t, &scripted{block: true}, task.Approval{Mode: task.ModeAuto})
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	out = Run(ctx, cfg)
+	assert.Equal(t, out.Stop, result.StopInterrupt)
+}
+
+func TestModelError(t *testing.T) {
+	m := &scripted{responses: []*model.Response{calls(call("list_dir", `{}`))}, errs: map[int]error{1: errors.New("connection refused")}}
+	cfg, ev, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopError)
+	assert.ErrorContains(t, out.Err, "connection refused")
+	assert.Equal(t, out.Steps, 1, "the failed request is not a step")
+	assert.Equal(t, ev.typs[len(ev.typs)-1], "model_error")
+}
+
+func TestCustomSystemPromptAndIDsKept(t *testing.T) {
+	m := &scripted{responses: []*model.Response{calls(model.ToolCall{ID: "abc", Name: "task_complete", Arguments: json.RawMessage(`"{\"summary\":\"s\"}"`)})}}
+	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	cfg.System = "be brief"
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted, "string-encoded arguments are accepted")
+	assert.Equal(t, out.Calls[0].ID, "abc")
+	assert.Equal(t, m.requests[0].Messages[0].Content, "be brief")
+	assert.Check(t, strings.Contains(DefaultSystemPrompt, "task_complete"))
+}

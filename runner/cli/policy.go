@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/catalog"
+)
+
+// PolicyCheckOptions are the flags of `runner policy check`.
+type PolicyCheckOptions struct {
+	Task      string
+	Tool      string
+	Args      string
+	Workspace string
+	JSON      bool
+	IO
+}
+
+func policyCommand(stdio IO) *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "inspect approval policies",
+		Subcommands: []*cli.Command{{
+			Name:      "check",
+			Usage:     "print how a task's policy decides one call, and the rule that decided (exit 0 allowed, 1 denied, 2 usage)",
+			ArgsUsage: "TASK",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "tool", Aliases: []string{"t"}, Required: true, Usage: "tool name or alias"},
+				&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Value: "{}", Usage: "the arguments as a JSON object"},
+				&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "decide as if in this workspace (default: an empty one)"},
+				&cli.BoolFlag{Name: "json", Usage: "print the decision as JSON"},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageError("policy check: want exactly one task file, got %d", c.NArg())
+				}
+				return PolicyCheck(c.Context, PolicyCheckOptions{
+					Task: c.Args().First(), Tool: c.String("tool"), Args: c.String("args"),
+					Workspace: c.String("workspace"), JSON: c.Bool("json"), IO: stdio,
+				})
+			},
+		}},
+	}
+}
+
+// PolicyCheck decides one call as a run of the task would, without running it.
+func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
+	reg := catalog.Default()
+	t, err := task.Load(opts.Task, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now()})
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if !json.Valid([]byte(opts.Args)) {
+		return usageError("policy check: --args is not valid JSON: %s", opts.Args)
+	}
+	check := policy.CheckOptions{}
+	if opts.Workspace != "" {
+		ws, err := tools.OpenWorkspace(opts.Workspace)
+		if err != nil {
+			return usageError("policy check: %v", err)
+		}
+		defer ws.Close()
+		check.Workspace = ws
+	}
+	d, warnings, err := policy.CheckCall(ctx, t, reg, opts.Tool, json.RawMessage(opts.Args), check)
+	for _, w := range warnings {
+		fmt.Fprintf(opts.Stderr, "runner: warning: %s\n", w)
+	}
+	if err != nil {
+		return usageError("policy check: %v", err)
+	}
+	if opts.JSON {
+		if err := writeJSON(opts.Stdout, d); err != nil {
+			return err
+		}
+	} else {
+		verdict := "denied"
+		if d.Allowed {
+			verdict = "allowed"
+		}
+		fmt.Fprintf(opts.Stdout, "%s by %s\n", verdict, d.By)
+		if d.Rule != "" {
+			fmt.Fprintf(opts.Stdout, "rule: %s\n", d.Rule)
+		}
+		if d.Reason != "" {
+			fmt.Fprintf(opts.Stdout, "reason: %s\n", d.Reason)
+		}
+	}
+	if !d.Allowed {
+		return &ExitError{Code: ExitFailed}
+	}
+	return nil
+}
