@@ -45,6 +45,11 @@ type RunOptions struct {
 	KeepWorkspaces bool
 	Approval       string
 	Sandbox        string
+	// Stream asks model servers for streamed responses.
+	Stream bool
+	// RequestTimeout bounds each model request; Retries is the attempts per step.
+	RequestTimeout time.Duration
+	Retries        int
 	// TTY forces the live console (nil: detect from Stdout).
 	TTY *bool
 	IO
@@ -68,6 +73,9 @@ func runCommand(stdio IO) *cli.Command {
 			&cli.BoolFlag{Name: "keep-workspaces", Usage: "keep each final workspace and print its path"},
 			&cli.StringFlag{Name: "approval", Usage: "override every task's approval mode: auto, read-only, rules or ask"},
 			&cli.StringFlag{Name: "sandbox", Usage: "override every task's sandbox: auto, bwrap, landlock or none"},
+			&cli.BoolFlag{Name: "stream", Usage: "ask the model server for streamed responses"},
+			&cli.DurationFlag{Name: "request-timeout", Value: 5 * time.Minute, Usage: "bound on each model request"},
+			&cli.IntFlag{Name: "retries", Value: 4, Usage: "attempts per model request on connection errors, 429 and 5xx"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -78,7 +86,8 @@ func runCommand(stdio IO) *cli.Command {
 				JUnit: c.String("junit"), JSON: c.String("json"), Parallel: c.Int("parallel"),
 				Repeat: c.Int("repeat"), MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
 				Filter: c.String("filter"), KeepWorkspaces: c.Bool("keep-workspaces"),
-				Approval: c.String("approval"), Sandbox: c.String("sandbox"), IO: stdio,
+				Approval: c.String("approval"), Sandbox: c.String("sandbox"), Stream: c.Bool("stream"),
+				RequestTimeout: c.Duration("request-timeout"), Retries: c.Int("retries"), IO: stdio,
 			})
 		},
 	}
@@ -125,7 +134,9 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	reporters[0] = report.NewConsole(opts.Stdout, report.ConsoleOptions{TTY: tty, Color: tty, OutDir: opts.OutDir, Reports: files})
 	reporter := report.Multi(reporters...)
 
-	models := &modelSet{flag: opts.Model, models: map[string]error{}}
+	models := &modelSet{flag: opts.Model, models: map[string]error{}, open: providers.OpenOptions{
+		Stream: opts.Stream, RequestTimeout: opts.RequestTimeout, Retries: opts.Retries,
+	}}
 	sandboxes := &sandboxSet{override: opts.Sandbox, stderr: opts.Stderr, cache: map[string]sandboxProbe{}}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: output directory: %w", err)}
@@ -146,7 +157,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		Scenario: scenario.Options{
 			OutDir: opts.OutDir, Catalog: reg, Approval: approval, Asker: asker,
 			MaxSteps: opts.MaxSteps, Timeout: opts.Timeout, KeepWorkspaces: opts.KeepWorkspaces,
-			Model: models.open, Sandbox: sandboxes.get,
+			Model: models.forTask, Sandbox: sandboxes.get,
 		},
 	})
 	if err := reporter.Finish(run); err != nil {
@@ -195,6 +206,7 @@ func loadTasks(paths []string, reg *tools.Registry, filter string, stderr io.Wri
 // errors its scenarios instead of aborting the run.
 type modelSet struct {
 	flag   string
+	open   providers.OpenOptions
 	mu     sync.Mutex
 	models map[string]error
 }
@@ -221,7 +233,7 @@ func (m *modelSet) preflight(ctx context.Context, tasks []*task.Task) {
 	}
 	sort.Strings(sorted)
 	for _, name := range sorted {
-		mod, err := providers.Open(name, providers.OpenOptions{})
+		mod, err := providers.Open(name, m.open)
 		if err == nil {
 			err = providers.Check(ctx, mod)
 		}
@@ -229,7 +241,7 @@ func (m *modelSet) preflight(ctx context.Context, tasks []*task.Task) {
 	}
 }
 
-func (m *modelSet) open(t *task.Task) (model.Model, error) {
+func (m *modelSet) forTask(t *task.Task) (model.Model, error) {
 	name := m.name(t)
 	m.mu.Lock()
 	err := m.models[name]
@@ -237,7 +249,9 @@ func (m *modelSet) open(t *task.Task) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return providers.Open(name, providers.OpenOptions{Reference: referenceCalls(t)})
+	o := m.open
+	o.Reference = referenceCalls(t)
+	return providers.Open(name, o)
 }
 
 func referenceCalls(t *task.Task) []model.ToolCall {

@@ -61,7 +61,7 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 	sandboxes := &sandboxSet{stderr: opts.Stderr, cache: map[string]sandboxProbe{}}
 	run := suite.Run(ctx, tasks, suite.Options{
 		Parallel: max(opts.Parallel, 1), Repeat: 1,
-		Scenario: scenario.Options{OutDir: out, Catalog: reg, Model: models.open, Sandbox: sandboxes.get},
+		Scenario: scenario.Options{OutDir: out, Catalog: reg, Model: models.forTask, Sandbox: sandboxes.get},
 	})
 	var problems []string
 	for _, s := range run.Scenarios {
