@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/agentrunner/runner/tools"
@@ -76,3 +78,44 @@ func BenchmarkFileSearchTests(b *testing.B) {
 func BenchmarkFileSearchPrefix(b *testing.B) {
 	benchTool(b, "file_search", `{"pattern":"net/http/**/*.go"}`)
 }
+
+var corpusOnce sync.Once
+var corpus [][]byte
+
+// loadCorpus reads the text files of the Go source tree into memory, for benchmarks of
+// the matcher alone.
+func loadCorpus() {
+	_ = filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			if !isBinary(b) {
+				corpus = append(corpus, b)
+			}
+		}
+		return nil
+	})
+}
+
+func benchFind(b *testing.B, pat string, isRegex, cs bool) {
+	corpusOnce.Do(loadCorpus)
+	if len(corpus) == 0 {
+		b.Skip("no Go source tree")
+	}
+	m, _ := newMatcher(pat, isRegex, cs)
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		n = 0
+		var out []lineMatch
+		for _, f := range corpus {
+			out = m.find(f, 1000, out[:0])
+			n += len(out)
+		}
+	}
+	b.ReportMetric(float64(n), "matches")
+}
+
+func BenchmarkFindFoldDeprecated(b *testing.B) { benchFind(b, "deprecated", false, false) }
+func BenchmarkFindFoldFuncMain(b *testing.B)   { benchFind(b, "func main", false, false) }
+func BenchmarkFindCaseDeprecated(b *testing.B) { benchFind(b, "Deprecated", false, true) }
+func BenchmarkFindRegexHandler(b *testing.B)   { benchFind(b, `func \w+Handler`, true, true) }

@@ -32,7 +32,7 @@ func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSum
 		idx int
 		f   fileRef
 	}
-	jobs := make(chan job, 128)
+	jobs := make(chan job, 512)
 	var walkErr error
 	go func() {
 		defer close(jobs)

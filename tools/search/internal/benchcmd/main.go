@@ -1,50 +1,160 @@
-// Command benchcmd runs one search tool call through a tools.Registry and prints its
-// output, so that scripts/bench-search.sh can time it as a process next to rg and fd.
+// Command benchcmd times the search tools against ripgrep and fd for
+// scripts/bench-search.sh.
 //
-//	benchcmd -dir DIR TOOL 'JSON-ARGS'
+//	benchcmd run -dir DIR TOOL JSON-ARGS
+//
+// runs one tool call through a tools.Registry and prints its output, like rg or fd would.
+//
+//	benchcmd compare -dir DIR -n RUNS -name LABEL TOOL JSON-ARGS -- COMMAND [ARGS...]
+//
+// runs "benchcmd run" and COMMAND alternately, RUNS times each, in DIR, and prints the
+// median wall-clock and CPU times of both and their ratio, with the number of output lines
+// of each so that a reader can check that both found the same thing.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/search"
 )
 
 func main() {
-	dir := flag.String("dir", ".", "workspace directory")
-	quiet := flag.Bool("q", false, "print only the metadata, not the output")
-	flag.Parse()
-	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: benchcmd [-dir DIR] [-q] TOOL JSON-ARGS")
-		os.Exit(2)
+	if len(os.Args) < 2 {
+		usage()
 	}
-	if err := run(*dir, flag.Arg(0), flag.Arg(1), *quiet); err != nil {
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "compare":
+		err = compareCmd(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcmd:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, tool, args string, quiet bool) error {
-	ws, err := tools.OpenWorkspace(dir)
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: benchcmd run -dir DIR TOOL JSON-ARGS\n       benchcmd compare -dir DIR -n RUNS -name LABEL TOOL JSON-ARGS -- COMMAND [ARGS...]")
+	os.Exit(2)
+}
+
+func runCmd(argv []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	dir := fs.String("dir", ".", "workspace directory")
+	_ = fs.Parse(argv)
+	if fs.NArg() != 2 {
+		usage()
+	}
+	ws, err := tools.OpenWorkspace(*dir)
 	if err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
 	defer ws.Close()
 	reg := tools.NewRegistry()
 	reg.MustRegister(search.Tools()...)
-	res := reg.Run(context.Background(), tool, json.RawMessage(args), ws)
-	if !quiet {
-		fmt.Println(res.Output)
-	}
-	meta, _ := json.Marshal(res.Metadata)
-	fmt.Fprintf(os.Stderr, "%s %s\n", meta, map[bool]string{true: "ok", false: "failed"}[res.Success])
+	res := reg.Run(context.Background(), fs.Arg(0), json.RawMessage(fs.Arg(1)), ws)
 	if !res.Success {
-		return fmt.Errorf("%s failed: %s", tool, res.Output)
+		return fmt.Errorf("%s failed: %s", fs.Arg(0), res.Output)
 	}
+	if truncated, _ := res.Metadata["truncated"].(bool); truncated {
+		fmt.Fprintln(os.Stderr, "benchcmd: warning: results truncated; the comparison is not like for like")
+	}
+	if res.Metadata["total_matches"] == 0 || res.Metadata["matches"] == 0 {
+		return nil // the no-match message is not a result line
+	}
+	_, err = fmt.Println(res.Output)
+	return err
+}
+
+// sample is one timed process run.
+type sample struct {
+	wall, cpu time.Duration
+	lines     int
+}
+
+func compareCmd(argv []string) error {
+	fs := flag.NewFlagSet("compare", flag.ExitOnError)
+	dir := fs.String("dir", ".", "workspace directory")
+	n := fs.Int("n", 7, "runs of each command")
+	name := fs.String("name", "", "label for the report line")
+	_ = fs.Parse(argv)
+	rest := fs.Args()
+	sep := slices.Index(rest, "--")
+	if sep != 2 || len(rest) < 4 {
+		usage()
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	ours := []string{self, "run", "-dir", *dir, rest[0], rest[1]}
+	theirs := rest[3:]
+	// One untimed run of each warms the page cache and the directory entry cache.
+	if _, err := timeRun(ours, *dir); err != nil {
+		return err
+	}
+	if _, err := timeRun(theirs, *dir); err != nil {
+		return err
+	}
+	var a, b []sample
+	for range *n {
+		s, err := timeRun(ours, *dir)
+		if err != nil {
+			return err
+		}
+		a = append(a, s)
+		if s, err = timeRun(theirs, *dir); err != nil {
+			return err
+		}
+		b = append(b, s)
+	}
+	ma, mb := median(a), median(b)
+	tool := filepath.Base(theirs[0])
+	fmt.Printf("%s: runner %dms, %s %dms, ratio %.2f (cpu: runner %dms, %s %dms; output lines: runner %d, %s %d)\n",
+		*name, ma.wall.Milliseconds(), tool, mb.wall.Milliseconds(), float64(ma.wall)/float64(mb.wall),
+		ma.cpu.Milliseconds(), tool, mb.cpu.Milliseconds(), ma.lines, tool, mb.lines)
 	return nil
+}
+
+func timeRun(argv []string, dir string) (sample, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	// rg exits 1 when nothing matched; only other failures count.
+	if exit, ok := err.(*exec.ExitError); err != nil && (!ok || exit.ExitCode() != 1) {
+		return sample{}, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, errOut.String())
+	}
+	st := cmd.ProcessState
+	return sample{wall: wall, cpu: st.UserTime() + st.SystemTime(), lines: bytes.Count(out.Bytes(), []byte{'\n'})}, nil
+}
+
+// median takes wall and CPU medians separately; lines are the same in every run.
+func median(s []sample) sample {
+	walls := make([]time.Duration, len(s))
+	cpus := make([]time.Duration, len(s))
+	for i, x := range s {
+		walls[i], cpus[i] = x.wall, x.cpu
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return sample{wall: walls[len(s)/2], cpu: cpus[len(s)/2], lines: s[0].lines}
 }
