@@ -119,13 +119,17 @@ func (GrepSearch) Execute(ctx context.Context, args tools.Args, ws *tools.Worksp
 		return tools.Fail(tools.FileError(err, plan.target))
 	}
 	var sum grepSummary
-	if fi.Mode().IsRegular() {
-		sum = grepFile(ws, plan)
-	} else {
-		var terr *tools.Error
-		if sum, terr = grepTree(ctx, ws, plan); terr != nil {
-			return tools.Fail(terr)
-		}
+	switch {
+	case fi.Mode().IsRegular():
+		sum, terr = grepFile(ws, plan)
+	case fi.IsDir():
+		sum, terr = grepTree(ctx, ws, plan)
+	default:
+		terr = tools.Errorf(tools.CodeInvalidArgument, "Give a directory or a regular file as path.",
+			"'%s' is neither a regular file nor a directory", plan.target)
+	}
+	if terr != nil {
+		return tools.Fail(terr)
 	}
 	if ctx.Err() != nil {
 		return tools.Failf(tools.CodeTimeout, "Narrow the search with path or file_pattern.",
@@ -184,18 +188,21 @@ func looksLikeRegex(p string) bool {
 
 // grepFile searches one named file. Being named explicitly, it is searched even when
 // .gitignore would skip it.
-func grepFile(ws *tools.Workspace, plan *grepPlan) grepSummary {
+func grepFile(ws *tools.Workspace, plan *grepPlan) (grepSummary, *tools.Error) {
 	f, err := ws.Root().Open(plan.target)
 	if err != nil {
-		return grepSummary{}
+		return grepSummary{}, tools.FileError(err, plan.target)
 	}
 	defer f.Close()
 	data, err := readAll(f.Read, nil, readOpts{limit: maxGrepFileBytes, textOnly: true})
-	if errors.Is(err, errBinary) {
-		return grepSummary{binary: true}
-	}
-	if err != nil {
-		return grepSummary{}
+	switch {
+	case errors.Is(err, errBinary):
+		return grepSummary{binary: true}, nil
+	case errors.Is(err, errTooLarge):
+		return grepSummary{}, tools.Errorf(tools.CodeTooLarge, "Search a smaller file, or use run_in_terminal with grep.",
+			"'%s' is larger than %d MiB", plan.target, maxGrepFileBytes>>20)
+	case err != nil:
+		return grepSummary{}, tools.FileError(err, plan.target)
 	}
 	lines := formatMatches(plan.target, plan.m.find(data, plan.max+1, nil))
 	sum := grepSummary{searched: 1, lines: lines}
@@ -205,5 +212,5 @@ func grepFile(ws *tools.Workspace, plan *grepPlan) grepSummary {
 	if len(sum.lines) > 0 {
 		sum.matched = 1
 	}
-	return sum
+	return sum, nil
 }
