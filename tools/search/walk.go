@@ -54,7 +54,9 @@ type dirNode struct {
 }
 
 type dirItem struct {
-	key  string   // sort key: the name, with "/" appended for directories
+	// key sorts siblings as their full paths sort: the name, with "/" appended for a
+	// directory, so that "a.go" comes before everything in "a/" ('.' < '/').
+	key  string
 	dir  *dirNode // nil for files
 	link bool
 }
