@@ -74,9 +74,19 @@ func resolveDir(ws *tools.Workspace, p string) (string, *tools.Error) {
 var signalMeanings = map[syscall.Signal]string{
 	syscall.SIGXCPU: "CPU time limit exceeded",
 	syscall.SIGXFSZ: "file size limit exceeded",
-	syscall.SIGKILL: "killed",
+	syscall.SIGKILL: "CPU hard limit or out of memory",
 	syscall.SIGSEGV: "segmentation fault",
 	syscall.SIGABRT: "aborted",
+}
+
+// limitSignal explains an exit code of 128+n for the signals the sandbox's limits send.
+func limitSignal(code int) string {
+	sig := syscall.Signal(code - 128)
+	switch sig {
+	case syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGKILL:
+		return "killed by " + signalName(sig) + ", " + signalMeanings[sig]
+	}
+	return ""
 }
 
 // toResult turns an outcome into the Result the model reads. The output always ends with
@@ -100,6 +110,9 @@ func toResult(o outcome, timeout time.Duration) tools.Result {
 			what += ", " + m
 		}
 		fmt.Fprintf(&b, "[terminated by %s; exit code %d]", what, o.exitCode)
+	case limitSignal(o.exitCode) != "":
+		// A shell or bwrap between us and the process reports its signal as 128+n.
+		fmt.Fprintf(&b, "[exit code %d: %s]", o.exitCode, limitSignal(o.exitCode))
 	default:
 		fmt.Fprintf(&b, "[exit code %d]", o.exitCode)
 	}

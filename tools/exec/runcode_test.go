@@ -2,8 +2,10 @@ package exec
 
 import (
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,16 +15,31 @@ import (
 	"github.com/agentrunner/runner/tools"
 )
 
-func requirePython(t *testing.T) {
+// pythonWorkspace returns a workspace whose PATH finds the real python3 first: a pyenv
+// shim costs a bash and a pyenv per call, seconds on a busy machine.
+func pythonWorkspace(t *testing.T) *tools.Workspace {
 	t.Helper()
-	if _, err := lookPath("python3", CommandEnv(nil, nil)); err != nil {
-		t.Skip("python3 is not installed")
+	ws := newWorkspace(t)
+	ws.Env = map[string]string{"PATH": pythonPath(t)}
+	return ws
+}
+
+var pythonDir = sync.OnceValues(func() (string, error) {
+	out, err := osexec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	return filepath.Dir(strings.TrimSpace(string(out))), err
+})
+
+func pythonPath(t *testing.T) string {
+	t.Helper()
+	dir, err := pythonDir()
+	if err != nil {
+		t.Skipf("python3 is not installed: %v", err)
 	}
+	return dir + ":" + os.Getenv("PATH")
 }
 
 func TestRunCodeLanguages(t *testing.T) {
-	requirePython(t)
-	ws := newWorkspace(t)
+	ws := pythonWorkspace(t)
 	tests := []struct {
 		name    string
 		args    map[string]any
@@ -98,8 +115,7 @@ func TestRunCodeLanguages(t *testing.T) {
 }
 
 func TestRunCodeTempFileIsOutsideTheWorkspaceAndRemoved(t *testing.T) {
-	requirePython(t)
-	ws := newWorkspace(t)
+	ws := pythonWorkspace(t)
 	res := call(t, ws, "run_code", map[string]any{
 		"language": "python",
 		"code":     "import os\nprint(os.path.realpath('/proc/self/fd/3'))\nopen('made.txt', 'w').write('x')",
@@ -119,19 +135,17 @@ func TestRunCodeTempFileIsOutsideTheWorkspaceAndRemoved(t *testing.T) {
 }
 
 func TestRunCodeImportsFromTheWorkspace(t *testing.T) {
-	requirePython(t)
-	ws := newWorkspace(t)
+	ws := pythonWorkspace(t)
 	assert.NilError(t, os.WriteFile(filepath.Join(ws.Dir(), "helper.py"), []byte("VALUE = 'from workspace'\n"), 0o644))
 	res := call(t, ws, "run_code", map[string]any{"language": "python", "code": "import helper; print(helper.VALUE)"})
 	assert.Equal(t, res.Output, "from workspace\n[exit code 0]")
 }
 
 func TestRunCodeEnvironment(t *testing.T) {
-	requirePython(t)
 	t.Setenv("OPENAI_API_KEY", "sk-parent-secret")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-parent-secret")
-	ws := newWorkspace(t)
-	ws.Env = map[string]string{"FROM_TASK": "task", "OVERRIDDEN": "task"}
+	ws := pythonWorkspace(t)
+	ws.Env["FROM_TASK"], ws.Env["OVERRIDDEN"] = "task", "task"
 	res := call(t, ws, "run_code", map[string]any{
 		"language": "python",
 		"code":     "import os\nfor k in sorted(os.environ): print(k + '=' + os.environ[k])",
@@ -145,17 +159,16 @@ func TestRunCodeEnvironment(t *testing.T) {
 }
 
 func TestRunCodeTimeout(t *testing.T) {
-	requirePython(t)
-	ws := newWorkspace(t)
+	ws := pythonWorkspace(t)
 	start := time.Now()
 	res := call(t, ws, "run_code", map[string]any{
 		"language":        "python",
 		"code":            "import time\nprint('working')\ntime.sleep(100)",
-		"timeout_seconds": 1,
+		"timeout_seconds": 2,
 	})
 	assert.Equal(t, errCode(res), tools.CodeTimeout, res.Output)
 	assert.Check(t, is.Contains(res.Output, "working\n"))
-	assert.Assert(t, time.Since(start) < 3*time.Second)
+	assert.Assert(t, time.Since(start) < 4*time.Second)
 }
 
 func TestRunCodeSchemaValidation(t *testing.T) {

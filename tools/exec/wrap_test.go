@@ -35,8 +35,7 @@ func (f *fakeSandbox) Wrap(cmd *osexec.Cmd, _ *tools.Workspace) error {
 func (f *fakeSandbox) Release(*osexec.Cmd) { f.released++ }
 
 func TestSandboxWrapsEveryCommand(t *testing.T) {
-	requirePython(t)
-	ws := newWorkspace(t)
+	ws := pythonWorkspace(t)
 	sb := &fakeSandbox{}
 	ws.Sandbox = sb
 

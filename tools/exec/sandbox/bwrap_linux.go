@@ -2,31 +2,162 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentrunner/runner/tools"
 )
 
-// bwrapSandbox runs commands under bubblewrap, launched by the helper.
+// bwrapSandbox runs commands under bubblewrap. No helper sits between: bwrap holds the
+// sandbox's first process at --block-fd until the runner has set its limits with
+// prlimit(2) and moved it into its cgroup, so everything the command starts inherits them,
+// at the cost of two syscalls rather than an exec of the runner.
 type bwrapSandbox struct {
 	*launcher
 	bwrap string
+	// pending maps each wrapped *exec.Cmd to its admission, for Release.
+	pending sync.Map
 }
 
 func (b *bwrapSandbox) Name() string { return ModeBwrap }
 
-// Wrap runs cmd as: helper (limits, cgroup) -> bwrap -> the program.
+// admitTimeout bounds the wait for bwrap to report its sandbox's pid.
+const admitTimeout = 30 * time.Second
+
+// admission is the hand-over of one sandbox: bwrap writes its child's pid on info, the
+// runner confines that process and releases it by writing to block.
+type admission struct {
+	infoR, infoW   *os.File
+	blockR, blockW *os.File
+	errOut         *os.File // a copy of the command's stderr, for confinement failures
+	limits         tools.Limits
+	cgroup         string
+	// pidfd is the sandbox's first process (its PID 1), set once admitted: a pidfd, so a
+	// late kill cannot hit a process that reused the pid.
+	pidfd int
+	done  chan struct{}
+}
+
+// Wrap rewrites cmd to run under bwrap and starts the goroutine that admits the sandbox
+// once cmd has started. The caller must call Release after the command has finished.
 func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	if cmd.Env == nil {
 		cmd.Env = cmd.Environ()
 	}
-	args := b.args(cmd, ws)
-	target := append([]string{b.bwrap, "bwrap"}, args...)
-	return b.wrap(cmd, ws, helperConfig{}, target)
+	a := &admission{limits: EffectiveLimits(ws.Limits), pidfd: -1, done: make(chan struct{})}
+	if err := a.open(cmd, b.cgroup); err != nil {
+		a.close()
+		return err
+	}
+	infoFD := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, a.infoW, a.blockR)
+	args := append([]string{"bwrap", "--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(infoFD + 1)}, b.args(cmd, ws)...)
+	cmd.Path, cmd.Args = b.bwrap, args
+	b.pending.Store(cmd, a)
+	go a.admit()
+	return nil
+}
+
+func (a *admission) open(cmd *exec.Cmd, cg *pidsCgroup) error {
+	var err error
+	if a.infoR, a.infoW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("bwrap info pipe: %w", err)
+	}
+	if a.blockR, a.blockW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("bwrap block pipe: %w", err)
+	}
+	if f, ok := cmd.Stderr.(*os.File); ok {
+		if fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			a.errOut = os.NewFile(uintptr(fd), "stderr")
+		}
+	}
+	if cg != nil {
+		if a.cgroup, err = cg.create(a.limits.Processes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// admit waits for bwrap's report, confines the sandbox's first process and lets it go on.
+// If that fails the process is killed, never released: closing block without writing
+// would let it run unconfined, so block stays open until Release.
+func (a *admission) admit() {
+	defer close(a.done)
+	defer a.errOut.Close()
+	_ = a.infoR.SetReadDeadline(time.Now().Add(admitTimeout))
+	var info struct {
+		ChildPid int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(a.infoR).Decode(&info); err != nil || info.ChildPid <= 0 {
+		return // never started (Release closed the pipe), or bwrap failed and said why
+	}
+	// The child waits on block, alive and unreaped: its pid is still its own.
+	pidfd, err := unix.PidfdOpen(info.ChildPid, 0)
+	if err == nil {
+		a.pidfd = pidfd
+		err = a.confine(info.ChildPid)
+	}
+	if err != nil {
+		_ = syscall.Kill(info.ChildPid, syscall.SIGKILL)
+		if a.errOut != nil {
+			fmt.Fprintf(a.errOut, "runner sandbox: %v\n", err)
+		}
+		return
+	}
+	_, _ = a.blockW.Write([]byte{1})
+}
+
+func (a *admission) confine(pid int) error {
+	if a.cgroup != "" {
+		if err := os.WriteFile(filepath.Join(a.cgroup, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("join pids cgroup: %w", err)
+		}
+	}
+	return applyLimits(pid, a.limits)
+}
+
+// close releases the admission's descriptors (closing one twice is harmless).
+func (a *admission) close() {
+	for _, f := range []*os.File{a.infoR, a.infoW, a.blockR, a.blockW} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// Release ends the admission of a finished command: it kills the sandbox's PID 1, which
+// takes the whole PID namespace with it (bwrap's --die-with-parent does the same, except
+// in the instant before it is armed), and removes the cgroup, killing what is left in it.
+//
+// A sandbox still held at block is never let go unconfined: until admit has run, its first
+// process sits in the runner's process group, which the exec tools kill before Release.
+func (b *bwrapSandbox) Release(cmd *exec.Cmd) {
+	v, ok := b.pending.LoadAndDelete(cmd)
+	if !ok {
+		return
+	}
+	a := v.(*admission)
+	_ = a.infoR.Close() // wakes admit if the command never started
+	<-a.done
+	if a.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(a.pidfd, unix.SIGKILL, nil, 0)
+		_ = unix.Close(a.pidfd)
+	}
+	a.close()
+	if a.cgroup != "" {
+		removeCgroup(a.cgroup)
+	}
 }
 
 // args builds bwrap's command line. Mounts apply in order, so the workspace is bound last,
@@ -145,17 +276,10 @@ func visibleInBwrap(p string, homes []string, pathEnv string) bool {
 	return true
 }
 
-func envValue(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- { // exec.Cmd uses the last duplicate
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func lookBwrap() (string, error) { return exec.LookPath("bwrap") }
 
 func probeBwrap(ctx context.Context) (tools.CommandWrapper, string, error) {
-	path, err := exec.LookPath("bwrap")
+	path, err := lookBwrap()
 	if err != nil {
 		return nil, "", fmt.Errorf("bwrap is not installed (Debian and Ubuntu package: bubblewrap): %w", err)
 	}

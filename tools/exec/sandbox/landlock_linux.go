@@ -2,13 +2,15 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentrunner/runner/tools"
 )
@@ -44,48 +46,136 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 		},
 	}
 	target := append([]string{cmd.Path}, cmd.Args...)
-	if err := l.wrap(cmd, ws, cfg, target); err != nil {
+	if err := l.wrapHelper(cmd, ws, cfg, target); err != nil {
 		_ = os.RemoveAll(tmp)
 		return err
 	}
 	return nil
 }
 
+// Release kills what is left of the command in its cgroup and removes its temp directory.
+func (l *landlockSandbox) Release(cmd *exec.Cmd) { releaseHelper(cmd) }
+
+// Access rights, as the kernel numbers them.
+const (
+	readRights  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	writeRights = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
+		llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock |
+		llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate |
+		llsys.AccessFSRefer // rename and link across directories (git, mv)
+	// fileRights are those that apply to a file; a rule on a file may grant no others.
+	fileRights = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSReadFile |
+		llsys.AccessFSTruncate | llsys.AccessFSIoctlDev
+	deviceRights = llsys.AccessFSReadFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+	// netDenied are the network rights restricted when the task has no network: connect,
+	// not bind (a test may listen, but nothing can reach out).
+	netDenied = llsys.AccessNetConnectTCP | llsys.AccessNetConnectSendUDP
+)
+
+// handledFor returns the rights a kernel with Landlock ABI abi can restrict: everything it
+// knows, so that what is not granted is denied.
+func handledFor(abi int) (fs, net, scoped uint64) {
+	switch {
+	case abi >= 9:
+		fs = 1<<17 - 1 // + resolve unix sockets
+	case abi >= 5:
+		fs = 1<<16 - 1 // + ioctl on devices
+	case abi >= 3:
+		fs = 1<<15 - 1 // + truncate
+	case abi >= 2:
+		fs = 1<<14 - 1 // + refer
+	default:
+		fs = 1<<13 - 1
+	}
+	switch {
+	case abi >= 10:
+		net = 1<<4 - 1 // + UDP
+	case abi >= 4:
+		net = 1<<2 - 1 // TCP
+	}
+	if abi >= 6 {
+		scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
+	}
+	return fs, net, scoped
+}
+
 // devices are the device files every program may write.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
-// restrict applies r to the helper, and so to the program it executes next. Landlock only
-// grants, so "everything but the credentials" is spelled as grants on every sibling along
-// the way down to each denied path.
-func restrict(r *landlockRules) error {
-	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return fmt.Errorf("the kernel does not support Landlock (ABI %d): %v", abi, err)
+// restrictThread applies r to the calling thread, and so to the program it executes next.
+// Landlock only grants, so "everything but the credentials" is spelled as grants on every
+// sibling along the way down to each denied path.
+func restrictThread(r *landlockRules) error {
+	abi := landlockABI()
+	if abi < 1 {
+		return errors.New("the kernel does not support Landlock")
 	}
-	cfg := landlock.V11
-	cfg.HandledAccessNet = 0
-	if !r.Network {
-		// connect, not bind: a test may listen, but nothing can reach out. UDP needs ABI 10.
-		cfg.HandledAccessNet = landlock.AccessNetSet(llsys.AccessNetConnectTCP | llsys.AccessNetConnectSendUDP)
+	fsHandled, netHandled, scoped := handledFor(abi)
+	if r.Network {
+		netHandled = 0
+	} else {
+		netHandled &= netDenied
 	}
-	// BestEffort drops what the kernel's ABI lacks; a Refer grant on ABI 1 would make it
-	// drop everything, hence WithRefer only from ABI 2.
-	cfg = cfg.BestEffort()
+	attr := llsys.RulesetAttr{HandledAccessFS: fsHandled, HandledAccessNet: netHandled, Scoped: scoped}
+	ruleset, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("create ruleset: %w", err)
+	}
+	defer syscall.Close(ruleset)
 
-	rules := readRules(r.Deny)
-	write := landlock.RWDirs(r.Write...)
-	if abi >= 2 {
-		write = write.WithRefer() // rename and link across directories (git, mv)
+	grant := func(path string, access uint64) error {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil // vanished since it was listed: nothing to grant
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fmt.Errorf("stat %s: %w", path, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			access &= fileRights
+		}
+		if access &= fsHandled; access == 0 {
+			return nil
+		}
+		rule := llsys.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}
+		if err := llsys.LandlockAddPathBeneathRule(ruleset, &rule, 0); err != nil {
+			return fmt.Errorf("grant %s: %w", path, err)
+		}
+		return nil
 	}
-	rules = append(rules, write, landlock.RWFiles(devices...).IgnoreIfMissing())
-	return cfg.Restrict(rules...)
+	dirs, files, listOnly := readable(r.Deny)
+	type grantSet struct {
+		paths  []string
+		access uint64
+	}
+	for _, g := range []grantSet{
+		{listOnly, llsys.AccessFSReadDir},
+		{append(dirs, files...), readRights},
+		{r.Write, readRights | writeRights},
+		{devices, deviceRights},
+	} {
+		for _, p := range g.paths {
+			if err := grant(p, g.access); err != nil {
+				return err
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(ruleset, 0); err != nil {
+		return fmt.Errorf("restrict: %w", err)
+	}
+	return nil
 }
 
-// readRules grants reading and executing everything except the denied paths. Directories
-// on the way to a denied path only get ReadDir (listing), which Landlock inherits
-// downwards: a denied directory can be listed, not read.
-func readRules(deny []string) []landlock.Rule {
-	var dirs, files, listOnly []string
+// readable lists what to grant so that everything except the denied paths can be read:
+// whole trees that hold no denied path (dirs), single files beside a denied path (files),
+// and the directories on the way down to one (listOnly). Landlock inherits a grant
+// downwards, so those only get ReadDir: a denied directory can be listed, not read.
+func readable(deny []string) (dirs, files, listOnly []string) {
 	var walk func(dir string)
 	walk = func(dir string) {
 		if !holdsAny(dir, deny) {
@@ -103,7 +193,7 @@ func readRules(deny []string) []landlock.Rule {
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
 			if e.Type()&os.ModeSymlink != 0 {
-				// A rule on a link applies to its target: one leading to or into a denied
+				// A grant on a link applies to its target: one leading to or into a denied
 				// path, or to a directory holding one, is left out.
 				target, err := filepath.EvalSymlinks(p)
 				if err != nil || isDenied(target, deny) || holdsAny(target, deny) {
@@ -111,28 +201,17 @@ func readRules(deny []string) []landlock.Rule {
 				}
 			}
 			fi, err := os.Stat(p)
-			if err != nil {
-				continue
-			}
-			if fi.IsDir() {
+			switch {
+			case err != nil:
+			case fi.IsDir():
 				walk(p)
-			} else if !isDenied(p, deny) {
+			case !isDenied(p, deny):
 				files = append(files, p)
 			}
 		}
 	}
 	walk("/")
-	var rules []landlock.Rule
-	if len(listOnly) > 0 {
-		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSReadDir), listOnly...))
-	}
-	if len(dirs) > 0 {
-		rules = append(rules, landlock.RODirs(dirs...))
-	}
-	if len(files) > 0 {
-		rules = append(rules, landlock.ROFiles(files...))
-	}
-	return rules
+	return dirs, files, listOnly
 }
 
 // holdsAny reports whether a denied path is dir or lies below it.

@@ -1,29 +1,21 @@
 package sandbox
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
-	"syscall"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentrunner/runner/tools"
 )
 
-// selfExe names the running binary in the child between fork and exec, even if the file
-// was replaced or deleted since the runner started.
-const selfExe = "/proc/self/exe"
-
-// launcher is what bwrap and landlock share: re-executing the runner as the helper, and
-// releasing what a command held.
+// launcher is what bwrap and landlock share: the homes whose credentials are hidden and
+// the pids cgroup that contains fork bombs when running as root.
 type launcher struct {
-	// cgroup contains fork bombs when running as root; nil when not root or unavailable.
+	// cgroup is nil when not root or when no pids cgroup is writable.
 	cgroup *pidsCgroup
 	// homes are the home directories whose credentials are hidden.
 	homes []string
@@ -35,50 +27,6 @@ func newLauncher() *launcher {
 		l.cgroup, _ = findPidsCgroup() // nil: RLIMIT_NPROC, PID namespace and timeout only
 	}
 	return l
-}
-
-// wrap rewrites cmd to run the helper with cfg, which then executes target
-// (program path, argv...).
-func (l *launcher) wrap(cmd *exec.Cmd, ws *tools.Workspace, cfg helperConfig, target []string) error {
-	cfg.Limits = EffectiveLimits(ws.Limits)
-	if l.cgroup != nil {
-		dir, err := l.cgroup.create(cfg.Limits.Processes)
-		if err != nil {
-			return err
-		}
-		cfg.Cgroup = dir
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return fmt.Errorf("encode helper config: %w", err)
-	}
-	cmd.Path = selfExe
-	cmd.Args = append([]string{"runner-sandbox", HelperArg, string(b)}, target...)
-	return nil
-}
-
-// Release kills what is left of a command in its cgroup and removes the cgroup and the
-// private temp directory. The exec tools call it once the command is done.
-func (l *launcher) Release(cmd *exec.Cmd) {
-	cfg, ok := configOf(cmd)
-	if !ok {
-		return
-	}
-	if cfg.Cgroup != "" {
-		removeCgroup(cfg.Cgroup)
-	}
-	if cfg.Tmp != "" {
-		_ = os.RemoveAll(cfg.Tmp)
-	}
-}
-
-// configOf reads back the helper config of a wrapped command.
-func configOf(cmd *exec.Cmd) (helperConfig, bool) {
-	var cfg helperConfig
-	if len(cmd.Args) < 3 || cmd.Args[1] != HelperArg {
-		return cfg, false
-	}
-	return cfg, json.Unmarshal([]byte(cmd.Args[2]), &cfg) == nil
 }
 
 // describeLimits says which limits apply, for Probe's reason.
@@ -95,41 +43,10 @@ func (l *launcher) describeLimits() string {
 	return s
 }
 
-// runHelper is the helper's work: join the cgroup, apply Landlock, set the limits, exec.
-// The order matters: Landlock would forbid writing cgroup.procs, and the limits must not
-// constrain the helper's own work.
-func runHelper(args []string) error {
-	if len(args) < 3 {
-		return errors.New("helper needs a config, a program and its argv")
-	}
-	var cfg helperConfig
-	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
-		return fmt.Errorf("decode helper config: %w", err)
-	}
-	path, argv := args[1], args[2:]
-	if cfg.Cgroup != "" {
-		procs := filepath.Join(cfg.Cgroup, "cgroup.procs")
-		if err := os.WriteFile(procs, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			return fmt.Errorf("join pids cgroup: %w", err)
-		}
-	}
-	if cfg.Landlock != nil {
-		if err := restrict(cfg.Landlock); err != nil {
-			return fmt.Errorf("landlock: %w", err)
-		}
-	}
-	if err := setLimits(EffectiveLimits(cfg.Limits)); err != nil {
-		return err
-	}
-	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
-		return fmt.Errorf("exec %s: %w", path, err)
-	}
-	return nil
-}
-
-// setLimits lowers the process's resource limits (see DefaultLimits). A limit already
-// lower stays: an unprivileged process may not raise its hard limits.
-func setLimits(l tools.Limits) error {
+// applyLimits lowers the resource limits of process pid (0: this process) to l, see
+// DefaultLimits. A limit already lower stays: an unprivileged process may not raise its
+// hard limits.
+func applyLimits(pid int, l tools.Limits) error {
 	const mib = 1 << 20
 	limits := []struct {
 		name       string
@@ -146,11 +63,11 @@ func setLimits(l tools.Limits) error {
 	}
 	for _, lim := range limits {
 		var cur unix.Rlimit
-		if err := unix.Getrlimit(lim.resource, &cur); err != nil {
+		if err := unix.Prlimit(pid, lim.resource, nil, &cur); err != nil {
 			return fmt.Errorf("get %s limit: %w", lim.name, err)
 		}
 		want := unix.Rlimit{Cur: min(lim.soft, cur.Max), Max: min(lim.hard, cur.Max)}
-		if err := unix.Setrlimit(lim.resource, &want); err != nil {
+		if err := unix.Prlimit(pid, lim.resource, &want, nil); err != nil {
 			return fmt.Errorf("set %s limit: %w", lim.name, err)
 		}
 	}
@@ -212,5 +129,15 @@ func within(p, dir string) bool {
 	if dir == "/" {
 		return filepath.IsAbs(p)
 	}
-	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// envValue returns the value of name in env, the last one winning as in exec.Cmd.
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
 }

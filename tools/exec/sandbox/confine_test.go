@@ -1,0 +1,274 @@
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+func TestWritesOutsideTheWorkspaceFail(t *testing.T) {
+	outside := t.TempDir() // on the host, beside the workspace
+	home, err := os.UserHomeDir()
+	assert.NilError(t, err)
+	targets := map[string]string{
+		"sibling temp dir": filepath.Join(outside, "escaped"),
+		"system dir":       filepath.Join("/usr/local", "runner-sandbox-test-"+marker()),
+		"home dir":         filepath.Join(home, "runner-sandbox-test-"+marker()),
+	}
+	modes := append(sandboxes(t), confined{name: ModeNone, wrapper: None()})
+	for _, sb := range modes {
+		for what, target := range targets {
+			t.Run(sb.name+"/"+what, func(t *testing.T) {
+				t.Cleanup(func() { os.Remove(target) })
+				ws := workspace(t, sb.wrapper)
+				res := run(t, ws, fmt.Sprintf("echo inside > inside.txt && echo x > %s", target), 5)
+				_, statErr := os.Stat(target)
+				if sb.name == ModeNone {
+					// The control: unconfined, the write lands (so the assertion below can fail).
+					assert.Assert(t, res.Success, res.Output)
+					assert.NilError(t, statErr)
+					return
+				}
+				assert.Assert(t, os.IsNotExist(statErr), "%s exists on the host: %s", target, res.Output)
+				if !(sb.name == ModeBwrap && what == "home dir") { // bwrap's home is a private tmpfs
+					assert.Assert(t, !res.Success, "write to %s succeeded: %s", target, res.Output)
+				}
+				b, err := os.ReadFile(filepath.Join(ws.Dir(), "inside.txt"))
+				assert.NilError(t, err)
+				assert.Equal(t, string(b), "inside\n")
+			})
+		}
+	}
+}
+
+func TestNetworkIsCutUnlessAllowed(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	assert.NilError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("hello from the host\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && head -n1 <&3'`, port)
+
+	for _, sb := range sandboxes(t) {
+		for _, network := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/network=%v", sb.name, network), func(t *testing.T) {
+				ws := workspace(t, sb.wrapper)
+				ws.Network = network
+				res := run(t, ws, connect, 5)
+				if network {
+					assert.Assert(t, res.Success, res.Output)
+					assert.Check(t, is.Contains(res.Output, "hello from the host"))
+				} else {
+					assert.Assert(t, !res.Success, "connected: %s", res.Output)
+					assert.Check(t, !strings.Contains(res.Output, "hello from the host"))
+				}
+			})
+		}
+	}
+}
+
+func TestForkBombIsContained(t *testing.T) {
+	if os.Geteuid() == 0 {
+		if _, err := findPidsCgroup(); err != nil {
+			// Nothing would cap the bomb but the timeout: it could exhaust the machine's pids.
+			t.Skipf("running as root without a pids cgroup (%v): RLIMIT_NPROC is not enforced for root", err)
+		}
+	}
+	bombs := []struct {
+		name    string
+		command string // %s is the marker
+		timeout int
+	}{
+		// Each copy forks until a fork fails, which ends dash: the wave dies at the cap.
+		{name: "shell", command: "bomb() { while :; do bomb & done; }; bomb; : %s", timeout: 3},
+		// Each copy keeps trying: only the timeout ends it.
+		{name: "persistent", command: "python3 -c 'import os\nwhile True:\n  try: os.fork()\n  except OSError: pass' %s", timeout: 2},
+	}
+	for _, sb := range sandboxes(t) {
+		for _, b := range bombs {
+			t.Run(sb.name+"/"+b.name, func(t *testing.T) {
+				ws := workspace(t, sb.wrapper)
+				ws.Limits.Processes = 30
+				m := marker()
+				start := time.Now()
+				res := run(t, ws, fmt.Sprintf(b.command, m), b.timeout)
+				elapsed := time.Since(start)
+				assert.Assert(t, !res.Success)
+				t.Logf("%s after %s: %.100q", res.Error.Code, elapsed, res.Output)
+				assert.Assert(t, elapsed < time.Duration(b.timeout+3)*time.Second, "took %s", elapsed)
+				eventuallyNone(t, m)
+
+				// The runner and the sandbox still work.
+				res = run(t, ws, "echo alive", 5)
+				assert.Equal(t, res.Output, "alive\n[exit code 0]")
+			})
+		}
+	}
+}
+
+func TestSecretsOfTheRunnerAreInvisible(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-runner-secret")
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			// The environment, and the runner's own through /proc.
+			cmd := fmt.Sprintf("env; cat /proc/%d/environ /proc/1/environ 2>&1 | tr '\\0' '\\n'", os.Getpid())
+			res := run(t, ws, cmd, 5)
+			assert.Check(t, is.Contains(res.Output, "TERM=dumb"))
+			assert.Check(t, !strings.Contains(res.Output, "sk-runner-secret"), res.Output)
+		})
+	}
+}
+
+func TestCredentialDirectoriesAreUnreadable(t *testing.T) {
+	home := t.TempDir()
+	files := map[string]string{
+		".ssh/id_ed25519":             "ssh-secret",
+		".aws/credentials":            "aws-secret",
+		".config/gcloud/adc.json":     "gcloud-secret",
+		".docker/config.json":         "docker-secret",
+		".kube/config":                "kube-secret",
+		".npmrc":                      "npm-secret",
+		".cargo/credentials.toml":     "cargo-secret",
+		".cargo/bin/mytool":           "#!/bin/sh\necho tool-runs\n",
+		".config/other/settings.json": "not a secret",
+	}
+	for rel, content := range files {
+		p := filepath.Join(home, rel)
+		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		assert.NilError(t, os.WriteFile(p, []byte(content), 0o755))
+	}
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			// A wrapper of the same kind that treats home as the runner's home directory.
+			w := withHomes(sb.wrapper, home)
+			ws := workspace(t, w)
+			ws.Env = map[string]string{"PATH": filepath.Join(home, ".cargo/bin") + ":/usr/bin:/bin"}
+			var cmd strings.Builder
+			for rel := range files {
+				fmt.Fprintf(&cmd, "cat %s/%s 2>/dev/null; ", home, rel)
+			}
+			cmd.WriteString("echo; mytool")
+			res := run(t, ws, cmd.String(), 5)
+			assert.Assert(t, res.Success, res.Output)
+			assert.Check(t, !strings.Contains(res.Output, "-secret"), res.Output)
+			assert.Check(t, is.Contains(res.Output, "tool-runs"))
+			if sb.name == ModeLandlock {
+				// Landlock hides only the credentials; bwrap hides the whole home.
+				assert.Check(t, is.Contains(res.Output, "not a secret"))
+			}
+		})
+	}
+}
+
+// withHomes returns a copy of a probed wrapper whose home directories are homes.
+func withHomes(w tools.CommandWrapper, homes ...string) tools.CommandWrapper {
+	switch s := w.(type) {
+	case *bwrapSandbox:
+		return &bwrapSandbox{launcher: &launcher{cgroup: s.cgroup, homes: homes}, bwrap: s.bwrap}
+	case *landlockSandbox:
+		c := *s
+		c.launcher = &launcher{cgroup: s.cgroup, homes: homes}
+		return &c
+	}
+	panic(fmt.Sprintf("unexpected wrapper %T", w))
+}
+
+func TestLimits(t *testing.T) {
+	tests := []struct {
+		name    string
+		limits  tools.Limits
+		command string
+		code    int
+		output  string
+	}{
+		{
+			name:    "cpu",
+			limits:  tools.Limits{CPUSeconds: 1},
+			command: "while :; do :; done",
+			code:    128 + 24, // SIGXCPU
+			output:  "SIGXCPU, CPU time limit exceeded",
+		},
+		{
+			name:    "memory",
+			limits:  tools.Limits{MemoryMB: 64},
+			command: `python3 -c 'b = bytearray(256 << 20); print("allocated")'`,
+			code:    1,
+			output:  "MemoryError",
+		},
+		{
+			name:    "file size",
+			limits:  tools.Limits{FileSizeMB: 1},
+			command: "head -c 2000000 /dev/zero > big",
+			code:    128 + 25, // SIGXFSZ
+			output:  "SIGXFSZ, file size limit exceeded",
+		},
+	}
+	for _, sb := range sandboxes(t) {
+		for _, tc := range tests {
+			t.Run(sb.name+"/"+tc.name, func(t *testing.T) {
+				ws := workspace(t, sb.wrapper)
+				ws.Limits = tc.limits
+				start := time.Now()
+				res := run(t, ws, tc.command, 20)
+				assert.Equal(t, exitCode(res), tc.code, res.Output)
+				assert.Check(t, is.Contains(res.Output, tc.output))
+				assert.Assert(t, time.Since(start) < 10*time.Second)
+			})
+		}
+	}
+}
+
+func TestTimeoutKillsEverythingInTheSandbox(t *testing.T) {
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			m := marker()
+			start := time.Now()
+			res := run(t, ws, fmt.Sprintf("sleep 100 %s & echo started; sleep 100 %s", m, m), 1)
+			assert.Equal(t, res.Error.Code, tools.CodeTimeout, res.Output)
+			assert.Check(t, is.Contains(res.Output, "started\n"))
+			assert.Assert(t, time.Since(start) < 4*time.Second)
+			eventuallyNone(t, m)
+		})
+	}
+}
+
+func TestPrivateTempAndRelease(t *testing.T) {
+	hostFile := filepath.Join(os.TempDir(), "runner-sandbox-visible-"+marker())
+	assert.NilError(t, os.WriteFile(hostFile, []byte("host tmp"), 0o644))
+	t.Cleanup(func() { os.Remove(hostFile) })
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			res := run(t, ws, `t=${TMPDIR:-/tmp}; echo private > "$t/scratch" && cat "$t/scratch" && echo "$t"`, 5)
+			assert.Assert(t, res.Success, res.Output)
+			tmp := strings.Split(res.Output, "\n")[1]
+			// Whatever the command wrote to its temp dir is gone from the host.
+			_, err := os.Stat(filepath.Join(tmp, "scratch"))
+			assert.Check(t, os.IsNotExist(err), "%s/scratch survived", tmp)
+			if sb.name == ModeBwrap {
+				res = run(t, ws, "cat "+hostFile, 5)
+				assert.Check(t, !res.Success, "the host's /tmp is visible: %s", res.Output)
+			}
+		})
+	}
+}

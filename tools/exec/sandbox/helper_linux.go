@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+// selfExe names the running binary in the child between fork and exec, even if the file
+// was replaced or deleted since the runner started.
+const selfExe = "/proc/self/exe"
+
+// wrapHelper rewrites cmd to run the helper with cfg, which then executes target (program
+// path, argv...). cfg.Limits and cfg.Cgroup are filled in here.
+func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg helperConfig, target []string) error {
+	cfg.Limits = EffectiveLimits(ws.Limits)
+	if l.cgroup != nil {
+		dir, err := l.cgroup.create(cfg.Limits.Processes)
+		if err != nil {
+			return err
+		}
+		cfg.Cgroup = dir
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encode helper config: %w", err)
+	}
+	cmd.Path = selfExe
+	cmd.Args = append([]string{"runner-sandbox", HelperArg, string(b)}, target...)
+	return nil
+}
+
+// releaseHelper kills what is left of a helper-launched command in its cgroup and removes
+// the cgroup and the private temp directory.
+func releaseHelper(cmd *exec.Cmd) {
+	cfg, ok := configOf(cmd)
+	if !ok {
+		return
+	}
+	if cfg.Cgroup != "" {
+		removeCgroup(cfg.Cgroup)
+	}
+	if cfg.Tmp != "" {
+		_ = os.RemoveAll(cfg.Tmp)
+	}
+}
+
+// configOf reads back the helper config of a wrapped command.
+func configOf(cmd *exec.Cmd) (helperConfig, bool) {
+	var cfg helperConfig
+	if len(cmd.Args) < 3 || cmd.Args[1] != HelperArg {
+		return cfg, false
+	}
+	return cfg, json.Unmarshal([]byte(cmd.Args[2]), &cfg) == nil
+}
+
+// runHelper is the helper's work: join the cgroup, apply Landlock, set the limits, exec.
+// The order matters: Landlock would forbid writing cgroup.procs, and the limits must not
+// constrain the helper's own work.
+//
+// Landlock is applied to this thread only, which then executes the command: execve keeps
+// the calling thread's credentials, so the other threads of the Go runtime need not be
+// restricted (doing that costs milliseconds of signalling on kernels before ABI 8).
+func runHelper(args []string) error {
+	runtime.LockOSThread() // never unlocked: the process becomes the command
+	if len(args) < 3 {
+		return errors.New("helper needs a config, a program and its argv")
+	}
+	var cfg helperConfig
+	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+		return fmt.Errorf("decode helper config: %w", err)
+	}
+	path, argv := args[1], args[2:]
+	if cfg.Cgroup != "" {
+		procs := filepath.Join(cfg.Cgroup, "cgroup.procs")
+		if err := os.WriteFile(procs, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			return fmt.Errorf("join pids cgroup: %w", err)
+		}
+	}
+	if cfg.Landlock != nil {
+		if err := restrictThread(cfg.Landlock); err != nil {
+			return fmt.Errorf("landlock: %w", err)
+		}
+	}
+	if err := applyLimits(0, EffectiveLimits(cfg.Limits)); err != nil {
+		return err
+	}
+	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
+		return fmt.Errorf("exec %s: %w", path, err)
+	}
+	return nil
+}

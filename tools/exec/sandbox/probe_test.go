@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/tools"
+)
+
+func TestProbeModes(t *testing.T) {
+	ctx := context.Background()
+	w, reason, err := Probe(ctx, ModeNone)
+	assert.NilError(t, err)
+	assert.Equal(t, w.Name(), ModeNone)
+	assert.Check(t, is.Contains(reason, "unconfined"))
+
+	_, _, err = Probe(ctx, "chroot")
+	assert.ErrorContains(t, err, `unknown sandbox mode "chroot"`)
+
+	for _, mode := range []string{"", ModeAuto} {
+		w, reason, err := Probe(ctx, mode)
+		assert.NilError(t, err)
+		switch {
+		case unavailable(ModeBwrap) == "":
+			assert.Equal(t, w.Name(), ModeBwrap, reason)
+		case unavailable(ModeLandlock) == "":
+			assert.Equal(t, w.Name(), ModeLandlock, reason)
+		default:
+			assert.Equal(t, w.Name(), ModeNone)
+			assert.Check(t, is.Contains(reason, "WARNING"))
+		}
+	}
+}
+
+func TestProbeIsCached(t *testing.T) {
+	for _, sb := range sandboxes(t) {
+		w, reason, err := Probe(context.Background(), sb.name)
+		assert.NilError(t, err)
+		assert.Equal(t, w, sb.wrapper) // the same wrapper, not a new probe
+		assert.Check(t, is.Contains(reason, "sandbox "+sb.name))
+		assert.Check(t, is.Contains(reason, "default limits per process"))
+	}
+}
+
+func TestProbeBwrapWithoutBwrap(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, _, err := probeBwrap(context.Background())
+	assert.ErrorContains(t, err, "bwrap is not installed")
+}
+
+func TestProbeFailsWhenMainDoesNotRunTheHelper(t *testing.T) {
+	if unavailable(ModeLandlock) != "" {
+		t.Skip(unavailable(ModeLandlock))
+	}
+	// A wrapper whose helper is a program that ignores HelperArg, like a main that forgot
+	// RunHelperIfRequested.
+	err := selfTest(context.Background(), fakeHelper{})
+	assert.ErrorContains(t, err, "RunHelperIfRequested")
+}
+
+type fakeHelper struct{}
+
+func (fakeHelper) Name() string { return "fake" }
+func (fakeHelper) Wrap(cmd *osexec.Cmd, _ *tools.Workspace) error {
+	cmd.Path, cmd.Args = "/bin/true", []string{"true", HelperArg}
+	return nil
+}
+
+func TestHelperRejectsABadConfig(t *testing.T) {
+	out, err := osexec.Command(selfExe, HelperArg, "{not json", "/bin/true", "true").CombinedOutput()
+	var exit *osexec.ExitError
+	assert.Assert(t, errors.As(err, &exit), "%v", err)
+	assert.Equal(t, exit.ExitCode(), helperFailed)
+	assert.Check(t, is.Contains(string(out), "runner sandbox: decode helper config"))
+
+	out, err = osexec.Command(selfExe, HelperArg, "{}", "/no/such/program", "x").CombinedOutput()
+	assert.Assert(t, err != nil)
+	assert.Check(t, is.Contains(string(out), "exec /no/such/program"))
+}
+
+func TestReleaseRemovesTheTempDirAndCgroup(t *testing.T) {
+	if unavailable(ModeLandlock) != "" {
+		t.Skip(unavailable(ModeLandlock))
+	}
+	w, _, err := Probe(context.Background(), ModeLandlock)
+	assert.NilError(t, err)
+	ws := workspace(t, w)
+	cmd := osexec.Command("/bin/sh", "-c", "echo $TMPDIR")
+	cmd.Dir = ws.Dir()
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	assert.NilError(t, w.Wrap(cmd, ws))
+	out, err := cmd.Output()
+	assert.NilError(t, err)
+	tmp := strings.TrimSpace(string(out))
+	cfg, ok := configOf(cmd)
+	assert.Assert(t, ok)
+	assert.Equal(t, cfg.Tmp, tmp)
+	assert.Assert(t, strings.HasPrefix(filepath.Base(tmp), "runner-sandbox-"))
+
+	w.(*landlockSandbox).Release(cmd)
+	_, err = os.Stat(tmp)
+	assert.Check(t, os.IsNotExist(err))
+	if cfg.Cgroup != "" {
+		_, err = os.Stat(cfg.Cgroup)
+		assert.Check(t, os.IsNotExist(err))
+	}
+}
