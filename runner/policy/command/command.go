@@ -166,7 +166,7 @@ func Check(line string, opts Options) Verdict {
 	if len(line) > MaxLineBytes {
 		w.fail(fmt.Errorf("the line is too long to check (%d bytes, at most %d)", len(line), MaxLineBytes))
 	} else {
-		w.script(line, &scope{vars: map[string]string{}, cwd: path.Clean(cwd)}, cmdCtx{})
+		w.script(line, newScope(path.Clean(cwd)), cmdCtx{})
 	}
 	if w.err != nil {
 		return Verdict{

@@ -72,6 +72,31 @@ type walker struct {
 	cmds  []*simpleCmd
 	depth int
 	err   error
+	// funcs are the functions defined so far; active the ones being walked (a
+	// function that calls itself is walked once).
+	funcs  map[string]*syntax.Stmt
+	active map[string]bool
+}
+
+// maxCommands bounds the work for one line: functions calling functions can multiply it.
+const maxCommands = 20000
+
+var errTooMany = fmt.Errorf("more than %d commands to check", maxCommands)
+
+// callFunc walks a function's body as called from sc.
+func (w *walker) callFunc(name string, sc *scope, cx cmdCtx) {
+	body := w.funcs[name]
+	if body == nil || w.active[name] {
+		return
+	}
+	if w.active == nil {
+		w.active = map[string]bool{}
+	}
+	w.active[name] = true
+	fcx := cx
+	fcx.fn = name
+	w.stmt(body, sc, fcx)
+	delete(w.active, name)
 }
 
 // maxDepth bounds nested re-parsing (bash -c "bash -c '...'").
@@ -158,7 +183,9 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 				w.words(wd, sc)
 			}
 			// The loop variable takes values the checker does not follow.
-			delete(sc.vars, it.Name.Value)
+			if it.Name != nil {
+				sc.forget(it.Name.Value)
+			}
 		} else {
 			w.nested(cmd.Loop, sc)
 		}
@@ -172,10 +199,22 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 			w.stmts(item.Stmts, sc, cx)
 		}
 	case *syntax.FuncDecl:
-		// The body is checked where it is defined, as if it ran there.
-		fcx := cx
-		fcx.fn = cmd.Name.Value
-		w.stmt(cmd.Body, sc.clone(), fcx)
+		// The body is checked where it is defined, as if it ran there, and again where
+		// it is called, in the caller's scope (a cd inside it lasts).
+		names := cmd.Names
+		if cmd.Name != nil {
+			names = append([]*syntax.Lit{cmd.Name}, names...)
+		}
+		if len(names) == 0 { // an anonymous function runs at once
+			w.stmt(cmd.Body, sc.clone(), cx)
+		}
+		if w.funcs == nil {
+			w.funcs = map[string]*syntax.Stmt{}
+		}
+		for _, n := range names {
+			w.funcs[n.Value] = cmd.Body
+			w.callFunc(n.Value, sc.clone(), cx)
+		}
 	case *syntax.DeclClause:
 		w.decl(cmd, sc, cx)
 	case *syntax.TimeClause:
@@ -312,14 +351,10 @@ func (w *walker) call(ce *syntax.CallExpr, redirs []redir, sc *scope, cx cmdCtx)
 	}
 	for _, as := range ce.Assigns {
 		val, known := w.assign(as, sc)
-		if len(ce.Args) > 0 {
+		if len(ce.Args) > 0 || as.Name == nil {
 			continue // FOO=1 cmd: the value is for cmd's environment only
 		}
-		if known {
-			sc.vars[as.Name.Value] = val
-		} else {
-			delete(sc.vars, as.Name.Value)
-		}
+		sc.set(as.Name.Value, val, known)
 	}
 	if len(args) == 0 {
 		if len(redirs) > 0 {
@@ -331,20 +366,20 @@ func (w *walker) call(ce *syntax.CallExpr, redirs []redir, sc *scope, cx cmdCtx)
 	w.emit(cmd, sc, cx)
 }
 
-func (w *walker) assign(as *syntax.Assign, sc *scope) (string, bool) {
+func (w *walker) assign(as *syntax.Assign, sc *scope) (arg, bool) {
 	if as.Array != nil {
 		w.nested(as.Array, sc)
-		return "", false
+		return arg{}, false
 	}
 	if as.Index != nil {
 		w.nested(as.Index, sc)
-		return "", false
+		return arg{}, false
 	}
 	if as.Value == nil {
-		return "", !as.Naked
+		return arg{}, !as.Naked
 	}
 	a := w.quoted(as.Value, sc)
-	return a.Value, !a.Unknown && !as.Append
+	return a, !a.Unknown && !as.Append
 }
 
 func (w *walker) decl(d *syntax.DeclClause, sc *scope, cx cmdCtx) {
@@ -359,12 +394,11 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope, cx cmdCtx) {
 			continue
 		}
 		val, known := w.assign(as, sc)
-		if known {
-			sc.vars[as.Name.Value] = val
-		} else {
-			delete(sc.vars, as.Name.Value)
+		if as.Name == nil {
+			continue
 		}
-		args = append(args, arg{Value: as.Name.Value + "=" + val, Unknown: !known})
+		sc.set(as.Name.Value, val, known)
+		args = append(args, arg{Value: as.Name.Value + "=" + val.Value, Unknown: !known, Fetch: val.Fetch})
 	}
 	w.cmds = append(w.cmds, &simpleCmd{Args: args, Func: cx.fn, Piped: cx.piped, Background: cx.bg, Cwd: sc.cwd})
 }
@@ -372,6 +406,10 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope, cx cmdCtx) {
 // emit records a command, follows cd, and walks whatever the command itself runs:
 // a wrapper's payload, a shell's -c string, eval's arguments, a script on stdin.
 func (w *walker) emit(cmd *simpleCmd, sc *scope, cx cmdCtx) {
+	if len(w.cmds) >= maxCommands {
+		w.fail(errTooMany)
+		return
+	}
 	w.cmds = append(w.cmds, cmd)
 	name := cmd.Name()
 	switch name {
@@ -382,10 +420,51 @@ func (w *walker) emit(cmd *simpleCmd, sc *scope, cx cmdCtx) {
 	case "eval":
 		w.script(joinArgs(cmd.Args[1:]).Value, sc, cx)
 		return
+	case "alias":
+		// sh (dash) expands aliases even when not interactive: check each definition.
+		for _, a := range cmd.Args[1:] {
+			if _, def, ok := strings.Cut(a.Value, "="); ok {
+				w.script(def, sc.clone(), cx)
+			}
+		}
+	case "read", "mapfile", "readarray", "unset":
+		for _, a := range cmd.Args[1:] {
+			if !strings.HasPrefix(a.Value, "-") {
+				sc.forget(a.Value)
+			}
+		}
+	case "printf":
+		if len(cmd.Args) > 2 && cmd.Args[1].Value == "-v" {
+			sc.forget(cmd.Args[2].Value)
+		}
+	case "getopts":
+		if len(cmd.Args) > 2 {
+			sc.forget(cmd.Args[2].Value)
+		}
+	case "source", ".":
+		// The sourced file may set anything.
+		sc.vars, sc.fetched = map[string]string{}, map[string]bool{}
+	}
+	if w.funcs[name] != nil {
+		w.callFunc(name, sc, cx)
+	}
+	if strings.ContainsAny(name, "*?[") {
+		// A globbed program name (/bin/r?) may be any program it matches.
+		for _, target := range globTargets {
+			if ok, _ := path.Match(name, target); ok {
+				alt := cmd.child(append([]arg{{Value: target}}, cmd.Args[1:]...))
+				alt.Redirs = cmd.Redirs
+				w.emit(alt, sc.clone(), cx)
+			}
+		}
 	}
 	if inner := unwrap(cmd); inner != nil {
 		for _, in := range inner {
-			w.emit(in, sc.clone(), cx)
+			if name == "command" || name == "builtin" {
+				w.emit(in, sc, cx) // runs in this shell: command cd / lasts
+			} else {
+				w.emit(in, sc.clone(), cx)
+			}
 		}
 	}
 	if src, ok := runsString(cmd); ok {

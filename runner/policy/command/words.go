@@ -2,6 +2,7 @@ package command
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -28,6 +29,8 @@ type arg struct {
 // conditionals are treated as if both branches ran, loops as if they ran once.
 type scope struct {
 	vars map[string]string
+	// fetched marks variables holding downloaded text (x=$(curl ...)).
+	fetched map[string]bool
 	// cwd is absolute, or "" once a cd went somewhere the checker cannot tell.
 	cwd string
 }
@@ -37,7 +40,37 @@ func (s *scope) clone() *scope {
 	for k, v := range s.vars {
 		vars[k] = v
 	}
-	return &scope{vars: vars, cwd: s.cwd}
+	fetched := make(map[string]bool, len(s.fetched))
+	for k, v := range s.fetched {
+		fetched[k] = v
+	}
+	return &scope{vars: vars, fetched: fetched, cwd: s.cwd}
+}
+
+func newScope(cwd string) *scope {
+	return &scope{vars: map[string]string{}, fetched: map[string]bool{}, cwd: cwd}
+}
+
+// set records an assignment; a value the checker cannot know forgets the variable.
+func (s *scope) set(name string, a arg, known bool) {
+	if known {
+		s.vars[name] = a.Value
+	} else {
+		delete(s.vars, name)
+	}
+	if a.Fetch {
+		s.fetched[name] = true
+	} else {
+		delete(s.fetched, name)
+	}
+}
+
+// forget makes variables unknown (read x, printf -v x, unset x).
+func (s *scope) forget(names ...string) {
+	for _, n := range names {
+		delete(s.vars, n)
+		delete(s.fetched, n)
+	}
 }
 
 // maxBraceWords bounds brace expansion ({1..100000}) so a hostile line cannot make the
@@ -80,7 +113,7 @@ func (w *walker) fields(word *syntax.Word, sc *scope) []arg {
 			cur.Value += unescapeLit(p.Value)
 			started = true
 		case *syntax.SglQuoted:
-			cur.Value += p.Value
+			cur.Value += sglQuoted(p)
 			started = true
 		case *syntax.DblQuoted:
 			for j, dp := range p.Parts {
@@ -137,7 +170,7 @@ func (w *walker) part(part syntax.WordPart, sc *scope, cur *arg, first, quoted b
 			cur.Value += unescapeLit(p.Value)
 		}
 	case *syntax.SglQuoted:
-		cur.Value += p.Value
+		cur.Value += sglQuoted(p)
 	case *syntax.DblQuoted:
 		for j, dp := range p.Parts {
 			w.part(dp, sc, cur, first && j == 0, true)
@@ -151,6 +184,9 @@ func (w *walker) part(part syntax.WordPart, sc *scope, cur *arg, first, quoted b
 		name := "?"
 		if p.Param != nil {
 			name = p.Param.Value
+		}
+		if sc.fetched[name] {
+			cur.Fetch = true
 		}
 		unknown("$" + name)
 	case *syntax.CmdSubst:
@@ -194,6 +230,83 @@ func (w *walker) param(p *syntax.ParamExp, sc *scope) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sglQuoted returns a single-quoted string's value, decoding $'...' escapes, which
+// could otherwise hide a command name ($'\x72m' is rm).
+func sglQuoted(q *syntax.SglQuoted) string {
+	if !q.Dollar {
+		return q.Value
+	}
+	return decodeANSIC(q.Value)
+}
+
+// decodeANSIC decodes the escapes of bash's $'...' strings.
+func decodeANSIC(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			maxDigits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			j := i + 1
+			for j < len(s) && j-i-1 < maxDigits && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if c == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 16)
+			b.WriteByte(byte(n))
+			i = j - 1
+		default: // \\ \' \" \? and unknown escapes
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // unescapeLit undoes backslash escapes in an unquoted literal: \r\m is rm.

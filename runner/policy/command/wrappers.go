@@ -282,6 +282,16 @@ func unwrapWatch(c *simpleCmd) []arg {
 	return nil
 }
 
+// globTargets are the programs the built-in rules look for, tried against a globbed
+// program name.
+var globTargets = []string{
+	"rm", "unlink", "find", "sudo", "su", "doas", "pkexec", "mkfs", "mke2fs", "mkswap", "wipefs",
+	"fdisk", "sfdisk", "parted", "dd", "shred", "chmod", "chown", "chgrp", "kill", "killall5",
+	"shutdown", "reboot", "halt", "poweroff", "init", "telinit", "systemctl", "cp", "mv", "tee",
+	"ln", "install", "touch", "truncate", "sed", "curl", "wget", "sh", "bash", "zsh", "dash",
+	"python", "python3", "perl", "ruby", "node", "eval", "source", "env", "xargs", "nohup",
+}
+
 var fetchers = map[string]bool{
 	"curl": true, "wget": true, "fetch": true, "aria2c": true, "http": true, "https": true,
 	"xh": true, "lwp-request": true, "GET": true,
