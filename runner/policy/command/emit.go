@@ -1,0 +1,152 @@
+package command
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// maxCommands bounds the work for one line: functions calling functions can multiply it.
+const maxCommands = 20000
+
+var errTooMany = fmt.Errorf("more than %d commands to check", maxCommands)
+
+// callFunc walks a function's body as called from sc.
+func (w *walker) callFunc(name string, sc *scope, cx cmdCtx) {
+	body := w.funcs[name]
+	if body == nil || w.active[name] {
+		return
+	}
+	if w.active == nil {
+		w.active = map[string]bool{}
+	}
+	w.active[name] = true
+	fcx := cx
+	fcx.fn = name
+	w.stmt(body, sc, fcx)
+	delete(w.active, name)
+}
+
+// emit records a command, follows cd, and walks whatever the command itself runs:
+// a wrapper's payload, a shell's -c string, eval's arguments, a script on stdin.
+func (w *walker) emit(cmd *simpleCmd, sc *scope, cx cmdCtx) {
+	if len(w.cmds) >= maxCommands {
+		w.fail(errTooMany)
+		return
+	}
+	w.cmds = append(w.cmds, cmd)
+	name := cmd.Name()
+	switch name {
+	case "cd", "pushd":
+		w.cd(cmd, sc)
+	case "popd":
+		sc.cwd = ""
+	case "eval":
+		w.script(joinArgs(cmd.Args[1:]).Value, sc, cx)
+		return
+	case "alias":
+		// sh (dash) expands aliases even when not interactive: check each definition.
+		for _, a := range cmd.Args[1:] {
+			if _, def, ok := strings.Cut(a.Value, "="); ok {
+				w.script(def, sc.clone(), cx)
+			}
+		}
+	case "read", "mapfile", "readarray", "unset":
+		for _, a := range cmd.Args[1:] {
+			if !strings.HasPrefix(a.Value, "-") {
+				sc.forget(a.Value)
+			}
+		}
+	case "printf":
+		if len(cmd.Args) > 2 && cmd.Args[1].Value == "-v" {
+			sc.forget(cmd.Args[2].Value)
+		}
+	case "getopts":
+		if len(cmd.Args) > 2 {
+			sc.forget(cmd.Args[2].Value)
+		}
+	case "source", ".":
+		// The sourced file may set anything.
+		sc.vars, sc.fetched = map[string]string{}, map[string]bool{}
+	}
+	if w.funcs[name] != nil {
+		w.callFunc(name, sc, cx)
+	}
+	if strings.ContainsAny(name, "*?[") {
+		// A globbed program name (/bin/r?) may be any program it matches.
+		for _, target := range globTargets {
+			if ok, _ := path.Match(name, target); ok {
+				alt := cmd.child(append([]arg{{Value: target}}, cmd.Args[1:]...))
+				alt.Redirs = cmd.Redirs
+				w.emit(alt, sc.clone(), cx)
+			}
+		}
+	}
+	if inner := unwrap(cmd); inner != nil {
+		for _, in := range inner {
+			if name == "command" || name == "builtin" {
+				w.emit(in, sc, cx) // runs in this shell: command cd / lasts
+			} else {
+				w.emit(in, sc.clone(), cx)
+			}
+		}
+	}
+	if src, ok := runsString(cmd); ok {
+		w.script(src.Value, sc.clone(), cmdCtx{bg: cx.bg})
+	}
+	if isShell(name) && readsStdin(cmd) {
+		for _, r := range cmd.Redirs {
+			if r.Body != nil {
+				w.script(r.Body.Value, sc.clone(), cmdCtx{bg: cx.bg})
+			}
+		}
+		if cx.stdinScript != nil {
+			w.script(cx.stdinScript.Value, sc.clone(), cmdCtx{bg: cx.bg})
+		}
+	}
+}
+
+// cd follows a change of directory; a target the checker cannot know makes the working
+// directory unknown, so relative paths after it are judged as unknown too.
+func (w *walker) cd(cmd *simpleCmd, sc *scope) {
+	var target *arg
+	for i := 1; i < len(cmd.Args); i++ {
+		a := cmd.Args[i]
+		if a.Value == "--" {
+			if i+1 < len(cmd.Args) {
+				target = &cmd.Args[i+1]
+			}
+			break
+		}
+		if strings.HasPrefix(a.Value, "-") && a.Value != "-" && !a.UnknownStart {
+			continue
+		}
+		target = &cmd.Args[i]
+		break
+	}
+	switch {
+	case target == nil:
+		sc.cwd = w.c.home
+	case target.Value == "-":
+		sc.cwd = ""
+	default:
+		abs, ok := w.c.resolve(*target, sc.cwd)
+		if !ok {
+			abs = ""
+		}
+		sc.cwd = abs
+	}
+}
+
+func joinArgs(args []arg) arg {
+	out := arg{}
+	for i, a := range args {
+		if i > 0 {
+			out.Value += " "
+		}
+		out.Value += a.Value
+		out.Fetch = out.Fetch || a.Fetch
+		out.Unknown = out.Unknown || a.Unknown
+	}
+	return out
+}
