@@ -27,3 +27,15 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheck measures one pass over the corpus (every dangerous and ordinary line).
+func BenchmarkCheck(b *testing.B) {
+	for b.Loop() {
+		for _, d := range dangerous {
+			Check(d.line, testOpts)
+		}
+		for _, line := range ordinary {
+			Check(line, testOpts)
+		}
+	}
+}
