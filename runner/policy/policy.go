@@ -4,11 +4,15 @@
 // call reaches the model as a DENIED result with a reason and a suggestion.
 //
 // Modes (task file approval.mode):
-//   - auto: every listed tool runs, except calls that need approval (below).
+//   - auto: every listed tool runs, except calls that need approval (below); rules are
+//     consulted only for those.
 //   - read-only: only tools whose risk is read_only run.
 //   - rules: the first enabled, unexpired rule that matches decides; otherwise default.
 //   - ask: like rules, but a call no rule decides is put to the user when a terminal is
 //     attached (answers y, n, always); without one, default decides and nothing waits.
+//
+// A rule expires at the start of its expires date (as the task decoder parsed it):
+// from then on it is skipped with a warning, like a disabled rule.
 //
 // Dynamic approval: a call for which call.RequiresApproval is true (an overwrite, a
 // delete, an overwriting move) needs approval even when the mode allows the tool. In
