@@ -1,10 +1,6 @@
 package sandbox
 
-import (
-	"testing"
-
-	"github.com/agentrunner/runner/tools"
-)
+import "testing"
 
 // BenchmarkRunInTerminal measures a whole run_in_terminal call of `true` per sandbox: the
 // sandbox's overhead is the difference from none.
@@ -21,5 +17,3 @@ func BenchmarkRunInTerminal(b *testing.B) {
 		})
 	}
 }
-
-var _ tools.CommandWrapper = None()

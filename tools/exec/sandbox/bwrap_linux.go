@@ -21,7 +21,7 @@ import (
 // bwrapSandbox runs commands under bubblewrap. No helper sits between: bwrap holds the
 // sandbox's first process at --block-fd until the runner has set its limits with
 // prlimit(2) and moved it into its cgroup, so everything the command starts inherits them,
-// at the cost of two syscalls rather than an exec of the runner.
+// at the cost of a few syscalls rather than an exec of the runner.
 type bwrapSandbox struct {
 	*launcher
 	bwrap string
@@ -57,6 +57,10 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	a := &admission{limits: EffectiveLimits(ws.Limits), pidfd: -1, done: make(chan struct{})}
 	if err := a.open(cmd, b.cgroup); err != nil {
 		a.close()
+		_ = a.errOut.Close()
+		if a.cgroup != "" {
+			removeCgroup(a.cgroup)
+		}
 		return err
 	}
 	infoFD := 3 + len(cmd.ExtraFiles)
@@ -284,7 +288,7 @@ func probeBwrap(ctx context.Context) (tools.CommandWrapper, string, error) {
 		return nil, "", fmt.Errorf("bwrap is not installed (Debian and Ubuntu package: bubblewrap): %w", err)
 	}
 	b := &bwrapSandbox{launcher: newLauncher(), bwrap: path}
-	if err := selfTest(ctx, b); err != nil {
+	if err := selfTest(ctx, b, " (user namespaces may be blocked here, as on Ubuntu 24.04 with AppArmor)"); err != nil {
 		return nil, "", err
 	}
 	reason := fmt.Sprintf("sandbox bwrap (%s): read-only system, writable workspace, private /tmp and home, "+

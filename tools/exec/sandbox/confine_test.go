@@ -33,6 +33,9 @@ func TestWritesOutsideTheWorkspaceFail(t *testing.T) {
 				res := run(t, ws, fmt.Sprintf("echo inside > inside.txt && echo x > %s", target), 5)
 				_, statErr := os.Stat(target)
 				if sb.name == ModeNone {
+					if what != "sibling temp dir" {
+						t.Skip("only the sibling temp dir is surely writable without a sandbox")
+					}
 					// The control: unconfined, the write lands (so the assertion below can fail).
 					assert.Assert(t, res.Success, res.Output)
 					assert.NilError(t, statErr)

@@ -249,7 +249,7 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 		return nil, "", fmt.Errorf("the kernel does not support Landlock (Linux 5.13+ with landlock in the lsm= boot list)")
 	}
 	l := &landlockSandbox{launcher: newLauncher(), abi: abi}
-	if err := selfTest(ctx, l); err != nil {
+	if err := selfTest(ctx, l, " (the binary's main must call sandbox.RunHelperIfRequested first)"); err != nil {
 		return nil, "", err
 	}
 	network := "TCP connections blocked unless the task sets network: true"

@@ -15,8 +15,9 @@ import (
 const probeMarker = "runner-sandbox-ok"
 
 // selfTest runs one command through w in a scratch workspace: the only reliable way to know
-// that namespaces or Landlock work here, and that main calls RunHelperIfRequested.
-func selfTest(ctx context.Context, w tools.CommandWrapper) error {
+// that namespaces or Landlock work here (and that main calls RunHelperIfRequested). hint is
+// added to a failure's message.
+func selfTest(ctx context.Context, w tools.CommandWrapper, hint string) error {
 	dir, err := os.MkdirTemp("", "runner-probe-")
 	if err != nil {
 		return fmt.Errorf("self-test: %w", err)
@@ -41,8 +42,7 @@ func selfTest(ctx context.Context, w tools.CommandWrapper) error {
 		r.Release(cmd)
 	}
 	if err != nil || !strings.Contains(string(out), probeMarker) {
-		return fmt.Errorf("self-test command failed (%v): %s (the binary's main must call sandbox.RunHelperIfRequested first)",
-			err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("self-test command failed (%v): %s%s", err, strings.TrimSpace(string(out)), hint)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func TestProbeFailsWhenMainDoesNotRunTheHelper(t *testing.T) {
 	}
 	// A wrapper whose helper is a program that ignores HelperArg, like a main that forgot
 	// RunHelperIfRequested.
-	err := selfTest(context.Background(), fakeHelper{})
+	err := selfTest(context.Background(), fakeHelper{}, " (the binary's main must call sandbox.RunHelperIfRequested first)")
 	assert.ErrorContains(t, err, "RunHelperIfRequested")
 }
 

@@ -2,18 +2,23 @@
 // strongest means that works on the machine, chosen once per process by Probe:
 //
 //   - bwrap (bubblewrap): a read-only view of the system, the workspace writable, a private
-//     /tmp and home directory, no network unless the task allows it, its own PID, IPC and
-//     UTS namespaces, no capabilities.
+//     /tmp and home directory (the toolchains on PATH bound back read-only), credentials
+//     masked, no network unless the task allows it, its own PID, IPC and UTS namespaces, no
+//     capabilities.
 //   - landlock: for machines where user namespaces are blocked (GitHub's ubuntu-24.04
 //     runners). The runner re-executes itself as a small helper (see RunHelperIfRequested)
 //     that applies Landlock rules: writes only in the workspace and a private temp directory,
 //     no reads of credential directories, no TCP connections unless the task allows them.
 //   - none: the command runs as it is, with a warning.
 //
-// Both real sandboxes go through the helper, which sets resource limits (see Limits) before
-// it executes the command or bwrap: setrlimit in a process of our own is the one way that
-// covers any program (bwrap has no rlimit option, and a shell's ulimit would need a shell),
-// and it costs one exec of the runner, a few milliseconds.
+// Both set resource limits (see DefaultLimits), where they cost least and cannot be raced:
+// the Landlock helper calls setrlimit before it executes the command; bwrap holds the
+// sandbox's first process (--block-fd) until the runner has applied them with prlimit(2),
+// which spares bwrap a helper whose start-up alone (the runner's package initialisation)
+// costs more than bwrap. A shell's ulimit would need a shell around every program, and
+// differs between dash and bash.
+//
+// Wrapped commands must be released (Release, see tools/exec.Releaser) once finished.
 package sandbox
 
 import (
@@ -43,10 +48,10 @@ const (
 //     Go, V8 and the JVM reserve far more address space than they use, and would not start.
 //   - FileSizeMB 1024 (RLIMIT_FSIZE): the largest file a process may write (SIGXFSZ).
 //   - Processes 512 (RLIMIT_NPROC): counts all the processes of the user, and the kernel
-//     does not enforce it for root; when running as root the helper also puts the command
-//     in a pids cgroup of its own with pids.max = Processes if the machine lets it (see
-//     Probe's reason). Otherwise a fork bomb is contained only by bwrap's PID namespace
-//     and the call's timeout, which kills the whole process group or namespace.
+//     does not enforce it for root; when running as root each command also gets a pids
+//     cgroup of its own with pids.max = Processes if the machine lets it (see Probe's
+//     reason). Otherwise a fork bomb is contained only by bwrap's PID namespace and the
+//     call's timeout, which kills the whole process group or namespace.
 //
 // Core dumps are disabled (RLIMIT_CORE 0) so that a crash does not write into the workspace.
 var DefaultLimits = tools.Limits{CPUSeconds: 300, MemoryMB: 4096, FileSizeMB: 1024, Processes: 512}
