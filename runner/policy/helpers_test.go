@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/complete"
 )
 
 // fakeTool stands in for the real catalog: a name, a risk, and a RequiresApproval rule.
@@ -57,6 +58,7 @@ func testRegistry(t *testing.T) *tools.Registry {
 		fakeTool{name: "delete_file", risk: tools.RiskDangerous, dynamic: always},
 		fakeTool{name: "run_in_terminal", risk: tools.RiskDangerous},
 		fakeTool{name: "run_code", risk: tools.RiskDangerous},
+		complete.New(),
 	)
 	for _, a := range []tools.Alias{
 		{Name: "run_command", Target: "run_in_terminal"},

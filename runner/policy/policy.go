@@ -21,6 +21,8 @@
 // still runs everything, and to deny in rules and ask mode; `mode: auto, default: deny`
 // therefore means "everything except overwrites and deletes, unless a rule allows them".
 //
+// task_complete is always allowed, in every mode.
+//
 // Command rules (package command) come first for run_in_terminal and run_code (bash):
 // a line they deny is denied in every mode, auto included.
 package policy
@@ -38,6 +40,7 @@ import (
 	"github.com/agentrunner/runner/runner/policy/command"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/complete"
 )
 
 // Decision sources: what made a decision.
@@ -207,6 +210,12 @@ func (p *Policy) Mode() string { return p.mode }
 // is set, and then only until the user answers or ctx ends. ws may be nil (a dry check):
 // a call whose tool cannot tell without a workspace counts as needing approval.
 func (p *Policy) Decide(ctx context.Context, call *tools.Call, ws *tools.Workspace) Decision {
+	if call.Tool == complete.Name {
+		// Ending the run touches nothing; denying it would only turn a finished run into
+		// a max_steps failure.
+		return Decision{Allowed: true, Source: SourceMode, By: "the approval policy",
+			Reason: complete.Name + " is always allowed"}
+	}
 	if d, ok := p.checkCommand(call, ws); ok {
 		return d
 	}

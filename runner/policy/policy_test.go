@@ -103,6 +103,24 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestTaskCompleteAlwaysAllowed(t *testing.T) {
+	reg := testRegistry(t)
+	f := &fakeAsker{}
+	for _, a := range []task.Approval{
+		{Mode: task.ModeRules, Default: "deny"},
+		{Mode: task.ModeRules, Rules: []task.Rule{{Tool: "*", Action: "deny"}}},
+		{Mode: task.ModeAsk},
+		{Mode: task.ModeReadOnly},
+		{Mode: task.ModeAuto, Default: "deny"},
+	} {
+		p := newPolicy(t, a, Options{Asker: f})
+		d := p.Decide(context.Background(), prepare(t, reg, "task_complete", `{"summary":"done"}`), nil)
+		assert.Check(t, d.Allowed, "%s: %+v", a.Mode, d)
+		assert.Check(t, is.Equal(d.Reason, "task_complete is always allowed"))
+	}
+	assert.Check(t, is.Equal(f.asked(), 0))
+}
+
 func TestWarnings(t *testing.T) {
 	reg := testRegistry(t)
 	p := newPolicy(t, task.Approval{Mode: task.ModeRules, Rules: append(exampleRules,
