@@ -135,10 +135,12 @@ func (c *pidsCgroup) create(max int) (string, error) {
 }
 
 // removeCgroup kills every process left in the cgroup, round after round (a process may
-// fork while the previous round is being killed), then removes it. It gives up after a
-// second: a leftover empty directory is harmless.
+// fork while the previous round is being killed), then removes it. Dying processes leave
+// within microseconds, so the waits start short. It gives up after a second: a leftover
+// empty directory is harmless.
 func removeCgroup(dir string) {
 	deadline := time.Now().Add(time.Second)
+	wait := 20 * time.Microsecond
 	for {
 		pids := cgroupPids(dir)
 		if len(pids) == 0 {
@@ -152,7 +154,8 @@ func removeCgroup(dir string) {
 		if time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 5*time.Millisecond)
 	}
 }
 

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,16 +129,35 @@ func TestForkBombIsContained(t *testing.T) {
 	}
 }
 
+// secretChild names the sandbox mode in which a re-executed test binary plays the runner.
+const secretChild = "SANDBOX_TEST_SECRET_CHILD"
+
 func TestSecretsOfTheRunnerAreInvisible(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", "sk-runner-secret")
-	for _, sb := range sandboxes(t) {
+	const secret = "sk-runner-secret"
+	if mode := os.Getenv(secretChild); mode != "" {
+		// The runner, started with the secret in its environment as in CI. The command
+		// reads its own environment and its parent's, the runner's, through /proc.
+		w, _, err := Probe(context.Background(), mode)
+		assert.NilError(t, err)
+		res := run(t, workspace(t, w), "env; echo; tr '\\0' '\\n' < /proc/$PPID/environ", 5)
+		fmt.Printf("OUTPUT<<%s>>OUTPUT\n", res.Output)
+		return
+	}
+	for _, sb := range append(sandboxes(t), confined{name: ModeNone, wrapper: None()}) {
 		t.Run(sb.name, func(t *testing.T) {
-			ws := workspace(t, sb.wrapper)
-			// The environment, and the runner's own through /proc.
-			cmd := fmt.Sprintf("env; cat /proc/%d/environ /proc/1/environ 2>&1 | tr '\\0' '\\n'", os.Getpid())
-			res := run(t, ws, cmd, 5)
-			assert.Check(t, is.Contains(res.Output, "TERM=dumb"))
-			assert.Check(t, !strings.Contains(res.Output, "sk-runner-secret"), res.Output)
+			runner := osexec.Command(os.Args[0], "-test.run=^TestSecretsOfTheRunnerAreInvisible$", "-test.count=1")
+			runner.Env = append(os.Environ(), secretChild+"="+sb.name, "OPENAI_API_KEY="+secret)
+			out, err := runner.CombinedOutput()
+			assert.NilError(t, err, string(out))
+			_, output, _ := strings.Cut(string(out), "OUTPUT<<")
+			output, _, _ = strings.Cut(output, ">>OUTPUT")
+			assert.Check(t, is.Contains(output, "TERM=dumb"))
+			if sb.name == ModeNone {
+				// The control: unconfined, the runner's environment is readable.
+				assert.Check(t, is.Contains(output, secret))
+				return
+			}
+			assert.Check(t, !strings.Contains(output, secret), output)
 		})
 	}
 }
@@ -272,6 +293,20 @@ func TestPrivateTempAndRelease(t *testing.T) {
 				res = run(t, ws, "cat "+hostFile, 5)
 				assert.Check(t, !res.Success, "the host's /tmp is visible: %s", res.Output)
 			}
+		})
+	}
+}
+
+func TestCommandsHaveNoCapabilities(t *testing.T) {
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			// No capabilities, and no_new_privs so that no execve (setuid, file caps, or
+			// root's own) can give any back.
+			res := run(t, workspace(t, sb.wrapper), "grep -E '^(CapPrm|CapEff|NoNewPrivs)' /proc/self/status", 5)
+			assert.Assert(t, res.Success, res.Output)
+			assert.Check(t, is.Regexp(`CapPrm:\s+0+\n`, res.Output))
+			assert.Check(t, is.Regexp(`CapEff:\s+0+\n`, res.Output))
+			assert.Check(t, is.Regexp(`NoNewPrivs:\s+1\n`, res.Output))
 		})
 	}
 }
