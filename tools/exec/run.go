@@ -84,8 +84,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 			return outcome{}, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
 		}
 	}
-	// A bigger pipe means fewer wake-ups when a command floods its output; failure is harmless.
-	_, _ = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	growPipe(w)
 	start := time.Now()
 	err = cmd.Start()
 	w.Close() // the child holds its own copy; EOF comes when every holder is gone
@@ -134,17 +133,6 @@ type onlyReader struct{ io.Reader }
 func release(ws *tools.Workspace, cmd *osexec.Cmd) {
 	if rel, ok := ws.Sandbox.(Releaser); ok {
 		rel.Release(cmd)
-	}
-}
-
-// waitExited blocks until process pid has exited, leaving it unreaped.
-func waitExited(pid int) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			return
-		}
 	}
 }
 

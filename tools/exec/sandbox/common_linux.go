@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/exec/sandbox/internal/confine"
 )
 
 // launcher is what bwrap and landlock share: the homes whose credentials are hidden and
@@ -43,35 +42,10 @@ func (l *launcher) describeLimits() string {
 	return s
 }
 
-// applyLimits lowers the resource limits of process pid (0: this process) to l, see
-// DefaultLimits. A limit already lower stays: an unprivileged process may not raise its
-// hard limits.
+// applyLimits lowers the resource limits of process pid (0: this process), see
+// DefaultLimits.
 func applyLimits(pid int, l tools.Limits) error {
-	const mib = 1 << 20
-	limits := []struct {
-		name       string
-		resource   int
-		soft, hard uint64
-	}{
-		// SIGXCPU at the soft limit lets the shell report "CPU time limit exceeded"; the
-		// hard limit a second later kills a process that ignores it.
-		{"cpu", unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds) + 1},
-		{"memory", unix.RLIMIT_DATA, uint64(l.MemoryMB) * mib, uint64(l.MemoryMB) * mib},
-		{"file size", unix.RLIMIT_FSIZE, uint64(l.FileSizeMB) * mib, uint64(l.FileSizeMB) * mib},
-		{"processes", unix.RLIMIT_NPROC, uint64(l.Processes), uint64(l.Processes)},
-		{"core", unix.RLIMIT_CORE, 0, 0},
-	}
-	for _, lim := range limits {
-		var cur unix.Rlimit
-		if err := unix.Prlimit(pid, lim.resource, nil, &cur); err != nil {
-			return fmt.Errorf("get %s limit: %w", lim.name, err)
-		}
-		want := unix.Rlimit{Cur: min(lim.soft, cur.Max), Max: min(lim.hard, cur.Max)}
-		if err := unix.Prlimit(pid, lim.resource, &want, nil); err != nil {
-			return fmt.Errorf("set %s limit: %w", lim.name, err)
-		}
-	}
-	return nil
+	return confine.ApplyLimits(pid, confine.Limits(EffectiveLimits(l)))
 }
 
 // credentialPaths are the places, relative to a home directory, where tools keep secrets.
@@ -125,12 +99,7 @@ func (l *launcher) deniedPaths() []string {
 }
 
 // within reports whether p is dir or below it.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return filepath.IsAbs(p)
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
+func within(p, dir string) bool { return confine.Within(p, dir) }
 
 // envValue returns the value of name in env, the last one winning as in exec.Cmd.
 func envValue(env []string, name string) string {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec"
+	"github.com/agentrunner/runner/tools/exec/sandbox/internal/confine"
 )
 
 // TestMain lets this test binary serve as the sandbox helper, as the runner's main does.
@@ -57,7 +60,7 @@ func unavailable(mode string) string {
 			return "bwrap is not installed"
 		}
 	case ModeLandlock:
-		if landlockABI() < 1 {
+		if confine.ABI() < 1 {
 			return "the kernel lacks Landlock"
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -13,6 +15,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/exec/sandbox/internal/confine"
 )
 
 func TestProbeModes(t *testing.T) {
@@ -78,7 +81,7 @@ func TestHelperRejectsABadConfig(t *testing.T) {
 	out, err := osexec.Command(selfExe, HelperArg, "{not json", "/bin/true", "true").CombinedOutput()
 	var exit *osexec.ExitError
 	assert.Assert(t, errors.As(err, &exit), "%v", err)
-	assert.Equal(t, exit.ExitCode(), helperFailed)
+	assert.Equal(t, exit.ExitCode(), confine.Failed)
 	assert.Check(t, is.Contains(string(out), "runner sandbox: decode helper config"))
 
 	out, err = osexec.Command(selfExe, HelperArg, "{}", "/no/such/program", "x").CombinedOutput()

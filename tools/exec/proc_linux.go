@@ -1,0 +1,26 @@
+package exec
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// waitExited blocks until process pid has exited, leaving it unreaped: while it is a
+// zombie its pid, which is its group's id, cannot be reused.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// growPipe enlarges a pipe to 1 MiB: fewer wake-ups when a command floods its output.
+// Failure is harmless.
+func growPipe(w *os.File) {
+	_, _ = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+}

@@ -1,0 +1,66 @@
+// Package confine is the sandbox helper: the code that runs in the runner re-executed as
+// os.Args = [exe, Arg, config, program, argv...], confines itself (cgroup, Landlock,
+// resource limits, capabilities) and executes the program in its place.
+//
+// It runs from this package's init, as early as Go allows. Go initialises a package as
+// soon as its imports are, the first in import-path order, and this one imports only the
+// standard library and x/sys: so it runs before the runner's other packages and their
+// libraries initialise, which would cost every sandboxed command several milliseconds
+// (jsonschema alone compiles its metaschemas in init). It must therefore never import
+// anything else, in particular go-landlock, whose psx dependency sorts last.
+package confine
+
+import (
+	"fmt"
+	"os"
+)
+
+// Arg is the hidden first argument that makes the runner the helper.
+const Arg = "__runner-sandbox-exec"
+
+// Failed is the helper's exit status when it cannot confine and start the command, the
+// shell's "found but cannot execute".
+const Failed = 126
+
+// Config is what the sandbox tells the helper, as JSON in the argument after Arg.
+type Config struct {
+	Limits Limits `json:"limits"`
+	// Cgroup is a pids cgroup directory the helper moves itself into.
+	Cgroup string `json:"cgroup,omitempty"`
+	// Tmp is the command's private temp directory (removed by the sandbox afterwards).
+	Tmp string `json:"tmp,omitempty"`
+	// Landlock, when set, are the rules the helper applies.
+	Landlock *Rules `json:"landlock,omitempty"`
+}
+
+// Limits are resource limits, with tools.Limits' fields (which converts to it).
+type Limits struct {
+	CPUSeconds int `json:"cpu_seconds,omitempty"`
+	MemoryMB   int `json:"memory_mb,omitempty"`
+	FileSizeMB int `json:"file_size_mb,omitempty"`
+	Processes  int `json:"processes,omitempty"`
+}
+
+// Rules are the Landlock rules for one command.
+type Rules struct {
+	// Write are the directories the command may write (the workspace, its temp dir).
+	Write []string `json:"write"`
+	// Deny are paths the command may not read (credential directories and files).
+	Deny []string `json:"deny,omitempty"`
+	// Network allows TCP connections.
+	Network bool `json:"network,omitempty"`
+}
+
+func init() { RunIfRequested() }
+
+// RunIfRequested turns the process into the helper when it was started as one: it never
+// returns then, executing the command or exiting with Failed and a message on stderr.
+// Otherwise it returns at once.
+func RunIfRequested() {
+	if len(os.Args) < 2 || os.Args[1] != Arg {
+		return
+	}
+	err := run(os.Args[2:]) // returns only on failure
+	fmt.Fprintf(os.Stderr, "runner sandbox: %v\n", err)
+	os.Exit(Failed)
+}

@@ -1,0 +1,120 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// run is the helper's work: join the cgroup, apply Landlock, set the limits, drop
+// capabilities, exec. The order matters: Landlock would forbid writing cgroup.procs, and
+// neither the limits nor the lost capabilities may hinder the steps before.
+//
+// Landlock is applied to this thread only, which then executes the command: execve keeps
+// the calling thread's credentials, so the Go runtime's other threads need not be
+// restricted (go-landlock does that through psx, milliseconds of signalling before ABI 8).
+func run(args []string) error {
+	runtime.LockOSThread() // never unlocked: the process becomes the command
+	if len(args) < 3 {
+		return errors.New("helper needs a config, a program and its argv")
+	}
+	var cfg Config
+	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+		return fmt.Errorf("decode helper config: %w", err)
+	}
+	path, argv := args[1], args[2:]
+	if cfg.Cgroup != "" {
+		procs := filepath.Join(cfg.Cgroup, "cgroup.procs")
+		if err := os.WriteFile(procs, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			return fmt.Errorf("join pids cgroup: %w", err)
+		}
+	}
+	if cfg.Landlock != nil {
+		if err := restrictThread(cfg.Landlock); err != nil {
+			return fmt.Errorf("landlock: %w", err)
+		}
+	}
+	if err := ApplyLimits(0, cfg.Limits); err != nil {
+		return err
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
+		return fmt.Errorf("exec %s: %w", path, err)
+	}
+	return nil
+}
+
+// ApplyLimits lowers the resource limits of process pid (0: this process) to l; zero
+// fields are left alone. A limit already lower stays: an unprivileged process may not
+// raise its hard limits. Core dumps are always disabled, so that a crash writes nothing
+// into the workspace.
+func ApplyLimits(pid int, l Limits) error {
+	const mib = 1 << 20
+	limits := []struct {
+		name       string
+		resource   int
+		set        bool
+		soft, hard uint64
+	}{
+		// SIGXCPU at the soft limit lets the shell report "CPU time limit exceeded"; the
+		// hard limit a second later kills a process that ignores it.
+		{"cpu", unix.RLIMIT_CPU, l.CPUSeconds > 0, uint64(l.CPUSeconds), uint64(l.CPUSeconds) + 1},
+		// Not RLIMIT_AS: Go, V8 and the JVM reserve far more address space than they use.
+		{"memory", unix.RLIMIT_DATA, l.MemoryMB > 0, uint64(l.MemoryMB) * mib, uint64(l.MemoryMB) * mib},
+		{"file size", unix.RLIMIT_FSIZE, l.FileSizeMB > 0, uint64(l.FileSizeMB) * mib, uint64(l.FileSizeMB) * mib},
+		{"processes", unix.RLIMIT_NPROC, l.Processes > 0, uint64(l.Processes), uint64(l.Processes)},
+		{"core", unix.RLIMIT_CORE, true, 0, 0},
+	}
+	for _, lim := range limits {
+		if !lim.set {
+			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Prlimit(pid, lim.resource, nil, &cur); err != nil {
+			return fmt.Errorf("get %s limit: %w", lim.name, err)
+		}
+		want := unix.Rlimit{Cur: min(lim.soft, cur.Max), Max: min(lim.hard, cur.Max)}
+		if err := unix.Prlimit(pid, lim.resource, &want, nil); err != nil {
+			return fmt.Errorf("set %s limit: %w", lim.name, err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilities leaves the calling thread, and the program it executes, without any
+// capability, as bwrap's --cap-drop ALL does. It matters only as root, where a command
+// would otherwise keep CAP_SYS_MODULE, CAP_NET_ADMIN and the rest, which Landlock does not
+// cover, and CAP_SYS_PTRACE: with it, a command under Landlock could still read the
+// runner's /proc/<pid>/environ, API keys included (measured on Linux 6.18). Emptying the
+// bounding set is what keeps execve from granting root its capabilities again.
+func dropCapabilities() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for c := 0; c <= 63; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if errors.Is(err, unix.EINVAL) {
+				break // past the kernel's last capability
+			}
+			return fmt.Errorf("drop capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
