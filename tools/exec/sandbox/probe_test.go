@@ -116,3 +116,16 @@ func TestReleaseRemovesTheTempDirAndCgroup(t *testing.T) {
 		assert.Check(t, os.IsNotExist(err))
 	}
 }
+
+func TestHelperRunsBeforeTheRunnersPackagesInitialise(t *testing.T) {
+	// This test binary links the tools package and so jsonschema, whose init compiles
+	// metaschemas for milliseconds; the helper must be gone (exec'd) before that.
+	cmd := osexec.Command(selfExe, HelperArg, "{}", "/bin/true", "true")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	assert.NilError(t, err, string(out))
+	assert.Check(t, is.Contains(string(out), "init golang.org/x/sys/unix"))
+	for _, heavy := range []string{"jsonschema", "agentrunner/runner/tools "} {
+		assert.Check(t, !strings.Contains(string(out), heavy), "%s initialised before the helper ran:\n%s", heavy, out)
+	}
+}
