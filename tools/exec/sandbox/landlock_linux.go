@@ -11,7 +11,8 @@ import (
 	"github.com/agentrunner/runner/tools/exec/sandbox/internal/confine"
 )
 
-// landlockSandbox runs commands through the helper, which applies Landlock rules.
+// landlockSandbox runs commands through the helper (the runner re-executed, see
+// internal/confine), which applies Landlock rules.
 type landlockSandbox struct {
 	*launcher
 	abi int
@@ -58,7 +59,7 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 		return nil, "", fmt.Errorf("the kernel does not support Landlock (Linux 5.13+ with landlock in the lsm= boot list)")
 	}
 	l := &landlockSandbox{launcher: newLauncher(), abi: abi}
-	if err := selfTest(ctx, l, " (the binary's main must call sandbox.RunHelperIfRequested first)"); err != nil {
+	if err := selfTest(ctx, l, ""); err != nil {
 		return nil, "", err
 	}
 	network := "TCP connections blocked unless the task sets network: true"

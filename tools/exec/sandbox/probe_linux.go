@@ -15,8 +15,7 @@ import (
 const probeMarker = "runner-sandbox-ok"
 
 // selfTest runs one command through w in a scratch workspace: the only reliable way to know
-// that namespaces or Landlock work here (and that main calls RunHelperIfRequested). hint is
-// added to a failure's message.
+// that namespaces or Landlock work here. hint is added to a failure's message.
 func selfTest(ctx context.Context, w tools.CommandWrapper, hint string) error {
 	dir, err := os.MkdirTemp("", "runner-probe-")
 	if err != nil {
