@@ -32,8 +32,10 @@ type confined struct {
 	wrapper tools.CommandWrapper
 }
 
-// sandboxes returns the sandboxes to test: both real ones. A missing bwrap or a kernel
-// without Landlock skips that one with the reason; a probe failing otherwise fails the test.
+// sandboxes returns the sandboxes to test: both real ones. A missing bwrap, a bwrap that
+// cannot create namespaces here (Ubuntu 24.04's AppArmor blocks them for unprivileged
+// users) or a kernel without Landlock skips that one with the reason; a Landlock probe
+// failing on a kernel that has it fails the test.
 func sandboxes(t testing.TB) []confined {
 	t.Helper()
 	var out []confined
@@ -47,7 +49,7 @@ func sandboxes(t testing.TB) []confined {
 		out = append(out, confined{name: mode, wrapper: w})
 	}
 	if len(out) == 0 {
-		t.Skip("neither bwrap nor Landlock is available on this machine")
+		t.Skip("neither bwrap nor Landlock works on this machine")
 	}
 	return out
 }
@@ -58,6 +60,9 @@ func unavailable(mode string) string {
 	case ModeBwrap:
 		if _, err := lookBwrap(); err != nil {
 			return "bwrap is not installed"
+		}
+		if _, _, err := Probe(context.Background(), ModeBwrap); err != nil {
+			return err.Error()
 		}
 	case ModeLandlock:
 		if confine.ABI() < 1 {
