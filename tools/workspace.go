@@ -29,6 +29,10 @@ type Workspace struct {
 	Limits Limits
 	// Sandbox confines commands; nil runs them directly.
 	Sandbox CommandWrapper
+	// CacheDir, when set, is shared by a run's commands as XDG_CACHE_HOME (Go's build
+	// cache, pip's) and stays writable inside the sandbox, so each command does not start
+	// from a cold cache in its private home.
+	CacheDir string
 
 	mu     sync.Mutex
 	values map[any]any

@@ -33,6 +33,8 @@ type Run struct {
 	// Network and Limits are the task's, handed to Wrap as the agent's commands had them.
 	Network bool
 	Limits  tools.Limits
+	// CacheDir is the run's shared build cache (tools.Workspace.CacheDir).
+	CacheDir string
 
 	ws    *tools.Workspace
 	wsErr error

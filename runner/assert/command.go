@@ -55,13 +55,13 @@ func (c command) Check(ctx context.Context, run *Run) (bool, string) {
 	cmd.Dir = ws.Dir()
 	// The environment the agent's commands get: built from nothing, so the runner's
 	// API keys never reach the agent's code.
-	cmd.Env = toolexec.CommandEnv(run.Env, nil)
+	ws.Env, ws.Network, ws.Limits, ws.CacheDir = run.Env, run.Network, run.Limits, run.CacheDir
+	cmd.Env = toolexec.WorkspaceEnv(ws, nil)
 	cmd.Stdout = multiWriter{stdout, all}
 	cmd.Stderr = all
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = waitDelay
 	if run.Wrap != nil {
-		ws.Env, ws.Network, ws.Limits = run.Env, run.Network, run.Limits
 		if err := run.Wrap.Wrap(cmd, ws); err != nil {
 			return false, fmt.Sprintf("cannot confine `%s` with %s: %v", c.Run, run.Wrap.Name(), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -50,6 +51,8 @@ type RunOptions struct {
 	// RequestTimeout bounds each model request; Retries is the attempts per step.
 	RequestTimeout time.Duration
 	Retries        int
+	// CacheDir is the shared build cache of commands ("" for none).
+	CacheDir string
 	// TTY forces the live console (nil: detect from Stdout).
 	TTY *bool
 	IO
@@ -73,6 +76,7 @@ func runCommand(stdio IO) *cli.Command {
 			&cli.BoolFlag{Name: "keep-workspaces", Usage: "keep each final workspace and print its path"},
 			&cli.StringFlag{Name: "approval", Usage: "override every task's approval mode: auto, read-only, rules or ask"},
 			&cli.StringFlag{Name: "sandbox", Usage: "override every task's sandbox: auto, bwrap, landlock or none"},
+			&cli.StringFlag{Name: "cache-dir", Value: defaultCacheDir(), Usage: "build cache shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
 			&cli.BoolFlag{Name: "stream", Usage: "ask the model server for streamed responses"},
 			&cli.DurationFlag{Name: "request-timeout", Value: 5 * time.Minute, Usage: "bound on each model request"},
 			&cli.IntFlag{Name: "retries", Value: 4, Usage: "attempts per model request on connection errors, 429 and 5xx"},
@@ -87,7 +91,8 @@ func runCommand(stdio IO) *cli.Command {
 				Repeat: c.Int("repeat"), MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
 				Filter: c.String("filter"), KeepWorkspaces: c.Bool("keep-workspaces"),
 				Approval: c.String("approval"), Sandbox: c.String("sandbox"), Stream: c.Bool("stream"),
-				RequestTimeout: c.Duration("request-timeout"), Retries: c.Int("retries"), IO: stdio,
+				RequestTimeout: c.Duration("request-timeout"), Retries: c.Int("retries"),
+				CacheDir: c.String("cache-dir"), IO: stdio,
 			})
 		},
 	}
@@ -141,6 +146,10 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: output directory: %w", err)}
 	}
+	cacheDir, err := prepareCache(opts.CacheDir)
+	if err != nil {
+		return &ExitError{Code: ExitErrored, Err: err}
+	}
 	models.preflight(ctx, tasks)
 
 	var asker policy.Asker
@@ -156,7 +165,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		OnStart: reporter.Started, OnDone: reporter.Finished,
 		Scenario: scenario.Options{
 			OutDir: opts.OutDir, Catalog: reg, Approval: approval, Asker: asker,
-			MaxSteps: opts.MaxSteps, Timeout: opts.Timeout, KeepWorkspaces: opts.KeepWorkspaces,
+			MaxSteps: opts.MaxSteps, Timeout: opts.Timeout, KeepWorkspaces: opts.KeepWorkspaces, CacheDir: cacheDir,
 			Model: models.forTask, Sandbox: sandboxes.get,
 		},
 	})
@@ -290,7 +299,7 @@ func (s *sandboxSet) get(mode string) (tools.CommandWrapper, error) {
 	}
 	wrap, note, err := sandbox.Probe(context.Background(), mode)
 	if note != "" {
-		fmt.Fprintf(s.stderr, "runner: sandbox %s: %s\n", mode, note)
+		fmt.Fprintf(s.stderr, "runner: %s\n", note)
 	}
 	s.cache[mode] = sandboxProbe{wrap: wrap, err: err}
 	return wrap, err
@@ -310,4 +319,29 @@ func fdOf(w io.Writer) uintptr {
 		return f.Fd()
 	}
 	return ^uintptr(0)
+}
+
+// defaultCacheDir is where commands keep build caches between runs: the user's cache
+// directory, so a second run starts warm.
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "runner")
+}
+
+// prepareCache creates the cache directory and returns its absolute path ("" for none).
+func prepareCache(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("run: --cache-dir: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("run: --cache-dir: %w", err)
+	}
+	return abs, nil
 }

@@ -68,7 +68,7 @@ func RunTool(c *cli.Context, opts ToolOptions) error {
 		return usageError("tool: sandbox: %v", err)
 	}
 	if note != "" {
-		fmt.Fprintf(opts.Stderr, "runner: sandbox %s: %s\n", opts.Sandbox, note)
+		fmt.Fprintf(opts.Stderr, "runner: %s\n", note)
 	}
 	ws.Sandbox = wrap
 	res := reg.Run(c.Context, opts.Name, json.RawMessage(opts.Args), ws)

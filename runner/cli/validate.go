@@ -57,11 +57,15 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("validate: %w", err)}
 	}
 	defer os.RemoveAll(out)
+	cacheDir, err := prepareCache(defaultCacheDir())
+	if err != nil {
+		return &ExitError{Code: ExitErrored, Err: err}
+	}
 	models := &modelSet{flag: DefaultModel, models: map[string]error{}}
 	sandboxes := &sandboxSet{stderr: opts.Stderr, cache: map[string]sandboxProbe{}}
 	run := suite.Run(ctx, tasks, suite.Options{
 		Parallel: max(opts.Parallel, 1), Repeat: 1,
-		Scenario: scenario.Options{OutDir: out, Catalog: reg, Model: models.forTask, Sandbox: sandboxes.get},
+		Scenario: scenario.Options{OutDir: out, Catalog: reg, Model: models.forTask, Sandbox: sandboxes.get, CacheDir: cacheDir},
 	})
 	var problems []string
 	for _, s := range run.Scenarios {

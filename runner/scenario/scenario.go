@@ -44,6 +44,8 @@ type Options struct {
 	KeepWorkspaces bool
 	// WorkspaceParent is where temporary workspaces are made ("" for the system temp dir).
 	WorkspaceParent string
+	// CacheDir is shared by every command of the run as XDG_CACHE_HOME ("" for none).
+	CacheDir string
 	// NoSync skips fsync of transcript events (benchmarks only).
 	NoSync bool
 	// Now is the clock; nil means time.Now.
@@ -148,7 +150,7 @@ func (r *runState) run(ctx context.Context, repeat int) {
 		return
 	}
 	defer ws.Close()
-	ws.Env, ws.Network, ws.Limits, ws.Sandbox = t.Env, t.Network, t.Limits, sandbox
+	ws.Env, ws.Network, ws.Limits, ws.Sandbox, ws.CacheDir = t.Env, t.Network, t.Limits, sandbox, opts.CacheDir
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -191,7 +193,8 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	}
 	r.res.Assertions = assert.CheckAll(context.WithoutCancel(ctx), t.Assert, &assert.Run{
 		Workspace: dir, Completed: out.Stop == result.StopCompleted, Summary: out.Summary, Steps: out.Steps,
-		Calls: assertCalls(out.Calls), Env: t.Env, Wrap: sandbox,
+		Calls: assertCalls(out.Calls), Env: t.Env, Wrap: sandbox, Network: t.Network, Limits: t.Limits,
+		CacheDir: opts.CacheDir,
 	})
 	for _, a := range r.res.Assertions {
 		_ = r.record(transcript.TypeAssertion, 0, a)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/agentrunner/runner/tools"
 )
 
 // inherited are the only variables a command takes from the runner's own environment.
@@ -66,6 +68,19 @@ func CommandEnv(taskEnv, callEnv map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// WorkspaceEnv is CommandEnv for a command in ws: the task's env, with XDG_CACHE_HOME
+// pointing at ws.CacheDir when there is one (the task's env may still override it).
+func WorkspaceEnv(ws *tools.Workspace, callEnv map[string]string) []string {
+	taskEnv := ws.Env
+	if ws.CacheDir != "" {
+		taskEnv = map[string]string{"XDG_CACHE_HOME": ws.CacheDir}
+		for k, v := range ws.Env {
+			taskEnv[k] = v
+		}
+	}
+	return CommandEnv(taskEnv, callEnv)
 }
 
 // lookupEnv returns the value of name in an environment list, as getenv would.

@@ -62,7 +62,7 @@ func (runCode) Validate(args tools.Args, _ *tools.Workspace) *tools.Error {
 func (runCode) Execute(ctx context.Context, args tools.Args, ws *tools.Workspace) tools.Result {
 	lang := args.String("language")
 	interp := interpreters[lang]
-	env := CommandEnv(ws.Env, codeEnv(lang, ws, args.StringMap("env")))
+	env := WorkspaceEnv(ws, codeEnv(lang, ws, args.StringMap("env")))
 	program, err := lookPath(interp.program, env)
 	if err != nil {
 		return tools.Failf(tools.CodeExecutionError, "Install it, or set PATH in the task's env.", "%s is not installed: %v", interp.program, err)

@@ -58,7 +58,7 @@ func (terminal) Execute(ctx context.Context, args tools.Args, ws *tools.Workspac
 		path:    shell,
 		args:    []string{"sh", "-c", command},
 		dir:     ws.Abs(rel),
-		env:     CommandEnv(ws.Env, nil),
+		env:     WorkspaceEnv(ws, nil),
 		timeout: timeout,
 	})
 	if err != nil {

@@ -197,6 +197,9 @@ func (b *bwrapSandbox) args(cmd *exec.Cmd, ws *tools.Workspace) []string {
 			args = append(args, "--ro-bind", "/dev/null", p)
 		}
 	}
+	if ws.CacheDir != "" && !within(ws.CacheDir, ws.Dir()) {
+		args = append(args, "--bind", ws.CacheDir, ws.CacheDir)
+	}
 	args = append(args, "--bind", ws.Dir(), ws.Dir())
 	if !ws.Network {
 		args = append(args, "--unshare-net")

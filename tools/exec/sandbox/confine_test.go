@@ -312,3 +312,28 @@ func TestCommandsHaveNoCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// The run's shared cache stays writable inside every sandbox, and persists between
+// commands, while the rest of the home stays private.
+func TestSharedCacheDirIsWritable(t *testing.T) {
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			home, err := os.UserHomeDir()
+			assert.NilError(t, err)
+			// Inside the home, as the default ~/.cache/runner is: bwrap masks the home.
+			cache, err := os.MkdirTemp(home, ".runner-cache-test-")
+			assert.NilError(t, err)
+			t.Cleanup(func() { os.RemoveAll(cache) })
+			ws := workspace(t, sb.wrapper)
+			ws.CacheDir = cache
+			res := run(t, ws, `echo warm > "$XDG_CACHE_HOME/entry" && echo "$XDG_CACHE_HOME"`, 5)
+			assert.Assert(t, res.Success, res.Output)
+			assert.Check(t, is.Contains(res.Output, cache))
+			b, err := os.ReadFile(filepath.Join(cache, "entry"))
+			assert.NilError(t, err)
+			assert.Equal(t, string(b), "warm\n")
+			res = run(t, ws, `cat "$XDG_CACHE_HOME/entry"`, 5)
+			assert.Check(t, is.Contains(res.Output, "warm"))
+		})
+	}
+}

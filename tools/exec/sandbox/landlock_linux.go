@@ -37,7 +37,7 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	cfg := confine.Config{
 		Tmp: tmp,
 		Landlock: &confine.Rules{
-			Write:   []string{ws.Dir(), tmp},
+			Write:   writable(ws, tmp),
 			Deny:    l.deniedPaths(),
 			Network: ws.Network,
 		},
@@ -69,4 +69,14 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 	reason := fmt.Sprintf("sandbox landlock (ABI %d): writes only in the workspace and a private temp dir, "+
 		"credential directories unreadable, %s; %s", abi, network, l.describeLimits())
 	return l, reason, nil
+}
+
+// writable lists what a Landlock-confined command may write: its workspace, its private
+// temp dir, and the run's shared cache when there is one.
+func writable(ws *tools.Workspace, tmp string) []string {
+	dirs := []string{ws.Dir(), tmp}
+	if ws.CacheDir != "" {
+		dirs = append(dirs, ws.CacheDir)
+	}
+	return dirs
 }
