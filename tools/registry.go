@@ -213,6 +213,23 @@ func (c *Call) RequiresApproval(ws *Workspace) bool { return c.tool.RequiresAppr
 // one, or empty. Alias parameter names are mapped, unknown parameters dropped, defaults
 // applied, and the result checked against the tool's schema.
 func (r *Registry) Prepare(name string, raw json.RawMessage) (*Call, *Error) {
+	return r.prepare(name, raw, false)
+}
+
+// CheckArgs is Prepare for arguments written by a person (a task's reference solution):
+// an unknown parameter is an error instead of being ignored.
+func (r *Registry) CheckArgs(name string, args map[string]any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("arguments for %s: %w", name, err)
+	}
+	if _, terr := r.prepare(name, raw, true); terr != nil {
+		return terr
+	}
+	return nil
+}
+
+func (r *Registry) prepare(name string, raw json.RawMessage, strict bool) (*Call, *Error) {
 	r.mu.RLock()
 	e, canonical, alias := r.find(name)
 	r.mu.RUnlock()
@@ -249,13 +266,27 @@ func (r *Registry) Prepare(name string, raw json.RawMessage) (*Call, *Error) {
 			args["path"] = v
 		}
 	}
+	var unknown []string
 	for k, v := range args {
 		p, known := props[k]
+		if !known && k != "file_path" {
+			unknown = append(unknown, k)
+		}
 		if !known || v == nil {
 			delete(args, k) // extra parameters are ignored; null means "not given"
 			continue
 		}
 		args[k] = coerce(p, v)
+	}
+	if strict && len(unknown) > 0 {
+		sort.Strings(unknown)
+		known := make([]string, 0, len(props))
+		for k := range props {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return nil, Errorf(CodeInvalidArgument, "", "%s has no parameter %s (parameters: %s)",
+			canonical, strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	for k, d := range e.defaults {
 		if _, set := args[k]; !set {

@@ -286,3 +286,15 @@ func TestArgsHelpers(t *testing.T) {
 		assert.Equal(t, len(args), 0, raw)
 	}
 }
+
+func TestCheckArgsIsStrict(t *testing.T) {
+	r := newRegistry(t)
+	assert.NilError(t, r.CheckArgs("echo", map[string]any{"path": "a", "file_path": "b"}))
+	err := r.CheckArgs("echo", map[string]any{"path": "a", "paht": "b", "colour": 1})
+	assert.ErrorContains(t, err, "echo has no parameter colour, paht (parameters: count, file_pattern, mode, path, pattern, tags, verbose)")
+	assert.ErrorContains(t, r.CheckArgs("echo", map[string]any{}), "'path' is required")
+	assert.ErrorContains(t, r.CheckArgs("nope", nil), "Unknown tool 'nope'")
+	// Prepare itself stays lenient with what models send.
+	_, perr := r.Prepare("echo", json.RawMessage(`{"path":"a","paht":"b"}`))
+	assert.Assert(t, perr == nil)
+}

@@ -54,7 +54,7 @@ func policyCommand(stdio IO) *cli.Command {
 // PolicyCheck decides one call as a run of the task would, without running it.
 func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
 	reg := catalog.Default()
-	t, err := task.Load(opts.Task, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now()})
+	t, err := task.Load(opts.Task, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs})
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}

@@ -183,7 +183,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 }
 
 func loadTasks(paths []string, reg *tools.Registry, filter string, stderr io.Writer) ([]*task.Task, error) {
-	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now()})
+	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs})
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: err}
 	}

@@ -23,6 +23,10 @@ type LoadOptions struct {
 	ToolNames []string
 	// Now is the time rule expiry is judged against; zero means time.Now().
 	Now time.Time
+	// CheckArgs, when set, checks a reference call's arguments against the tool's schema
+	// (unknown parameters included), so a typo in a reference fails at load time rather
+	// than being silently ignored by the oracle run.
+	CheckArgs func(tool string, args map[string]any) error
 }
 
 // Load reads and decodes one task file. Decoding is strict: an unknown key, a wrong type,
@@ -407,8 +411,15 @@ func (l *loader) check() {
 		if l.known == nil {
 			continue
 		}
-		if canonical, ok := l.known(c.Tool); ok && !l.allowed(canonical) {
+		canonical, ok := l.known(c.Tool)
+		if ok && !l.allowed(canonical) {
 			l.d.fail(l.refNodes[i], index("reference", i), "tool %q is not in tools:, so the reference solution cannot call it", c.Tool)
+			continue
+		}
+		if ok && l.opts.CheckArgs != nil {
+			if err := l.opts.CheckArgs(c.Tool, c.Args); err != nil {
+				l.d.fail(l.refNodes[i], index("reference", i)+"."+c.Tool, "%v", err)
+			}
 		}
 	}
 	for i, a := range t.Assert {

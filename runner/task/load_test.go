@@ -324,3 +324,21 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 	assert.ErrorContains(t, err, "the file expands to more than 1048576 values")
 	assert.Equal(t, len(Problems(err)), 1)
 }
+
+func TestReferenceArgsChecked(t *testing.T) {
+	src := "prompt: p\ntools: [read_file]\nreference:\n  - read_file: {path: a}\n  - read_file: {paht: a}\n"
+	checked := []string{}
+	opts := LoadOptions{
+		KnownTool: func(n string) (string, bool) { return n, n == "read_file" || n == TaskComplete },
+		CheckArgs: func(tool string, args map[string]any) error {
+			checked = append(checked, tool)
+			if _, ok := args["paht"]; ok {
+				return fmt.Errorf("read_file has no parameter paht")
+			}
+			return nil
+		},
+	}
+	_, err := Parse("t.yaml", []byte(src), opts)
+	assert.Error(t, err, "t.yaml:5:5: reference[1].read_file: read_file has no parameter paht")
+	assert.DeepEqual(t, checked, []string{"read_file", "read_file"})
+}
