@@ -41,9 +41,11 @@ func newToolCalled(spec any) (Checker, error) {
 	if err := nonEmpty("name", s.Name); err != nil {
 		return nil, err
 	}
+	// The loader defaults min to 1 when it is left out; an explicit 0 with a max means
+	// "at most max times".
 	c := toolCalled{name: s.Name, min: s.Min, max: s.Max}
-	if c.min <= 0 {
-		c.min = 1 // the documented default; "never" is tool_not_called
+	if c.min < 0 {
+		return nil, fmt.Errorf("min %d is negative", s.Min)
 	}
 	if c.max < 0 || (c.max > 0 && c.max < c.min) {
 		return nil, fmt.Errorf("max %d is below min %d", s.Max, c.min)
