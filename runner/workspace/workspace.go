@@ -97,7 +97,7 @@ func addFiles(taskDir, copyFrom string, files map[string]string, dir string) err
 	sort.Strings(names)
 	for _, name := range names {
 		target := filepath.Join(dir, filepath.FromSlash(name))
-		if rel, err := filepath.Rel(dir, target); err != nil || strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(dir, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return fmt.Errorf("file %q: outside the workspace", name)
 		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
