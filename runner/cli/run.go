@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -299,7 +300,7 @@ func (s *sandboxSet) get(mode string) (tools.CommandWrapper, error) {
 	}
 	wrap, note, err := sandbox.Probe(context.Background(), mode)
 	if note != "" {
-		fmt.Fprintf(s.stderr, "runner: %s\n", note)
+		fmt.Fprintf(s.stderr, "runner: %s\n", describeSandbox(mode, wrap, note))
 	}
 	s.cache[mode] = sandboxProbe{wrap: wrap, err: err}
 	return wrap, err
@@ -344,4 +345,12 @@ func prepareCache(dir string) (string, error) {
 		return "", fmt.Errorf("run: --cache-dir: %w", err)
 	}
 	return abs, nil
+}
+
+// describeSandbox says which sandbox a mode chose: "sandbox auto: bwrap (...): ...".
+func describeSandbox(mode string, wrap tools.CommandWrapper, note string) string {
+	if wrap == nil || wrap.Name() == mode {
+		return note
+	}
+	return "sandbox " + mode + ": " + strings.TrimPrefix(note, "sandbox ")
 }
