@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/runner/result"
+)
+
+// invoke runs the command line with captured streams.
+func invoke(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Run(context.Background(), append([]string{"runner"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+// writeTask writes a task file into dir and returns its path.
+func writeTask(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	assert.NilError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+const passingTask = `name: hello
+prompt: Write hello to out.txt.
+tools: [write_file]
+sandbox: none
+assert:
+  - completed: true
+  - file_contains: {path: out.txt, text: hello}
+reference:
+  - write_file: {path: out.txt, content: "hello\n"}
+  - task_complete: {summary: Wrote hello.}
+`
+
+const failingTask = `name: wrong
+prompt: Write hello to out.txt.
+tools: [write_file]
+sandbox: none
+assert:
+  - file_contains: {path: out.txt, text: hello}
+reference:
+  - write_file: {path: out.txt, content: "goodbye\n"}
+  - task_complete: {summary: Wrote goodbye.}
+`
+
+const erroringTask = `name: broken-setup
+prompt: p
+sandbox: none
+workspace:
+  setup: ["exit 3"]
+assert:
+  - completed: true
+reference:
+  - task_complete: {summary: done}
+`
+
+func TestToolsJSON(t *testing.T) {
+	code, stdout, stderr := invoke(t, "tools", "--format", "json")
+	assert.Equal(t, code, ExitOK, stderr)
+	var listed []struct {
+		Name        string         `json:"name"`
+		Risk        string         `json:"risk"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &listed))
+	assert.Equal(t, len(listed), 16)
+	assert.Equal(t, listed[0].Name, "read_file")
+	assert.Equal(t, listed[15].Name, "task_complete")
+	for _, tool := range listed {
+		assert.Assert(t, tool.Description != "" && tool.Risk != "", tool.Name)
+		assert.Equal(t, tool.Parameters["type"], "object", tool.Name)
+	}
+
+	// Names after the flag, and an alias, select tools.
+	code, stdout, _ = invoke(t, "tools", "read_file", "search_code", "--format", "json")
+	assert.Equal(t, code, ExitOK)
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &listed))
+	assert.Equal(t, len(listed), 2)
+	assert.Equal(t, listed[1].Name, "grep_search")
+}
+
+func TestToolsFormats(t *testing.T) {
+	for _, format := range []string{"openai", "anthropic", "gemini", "ollama"} {
+		code, stdout, stderr := invoke(t, "tools", "-f", format)
+		assert.Equal(t, code, ExitOK, stderr)
+		assert.Assert(t, json.Valid([]byte(stdout)), format)
+		assert.Assert(t, is.Contains(stdout, "replace_string_in_file"), format)
+	}
+	code, stdout, _ := invoke(t, "tools")
+	assert.Equal(t, code, ExitOK)
+	assert.Assert(t, is.Contains(stdout, "list_dir"))
+	assert.Assert(t, is.Contains(stdout, "list_directory list_files"), "text lists aliases")
+
+	code, _, stderr := invoke(t, "tools", "--format", "yaml")
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, `unknown format "yaml"`))
+	code, _, stderr = invoke(t, "tools", "no_such_tool")
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, `unknown tool "no_such_tool"`))
+}
+
+func TestToolExitCodes(t *testing.T) {
+	ws := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644))
+
+	code, stdout, stderr := invoke(t, "tool", "read_file", "--workspace", ws, "--args", `{"path":"a.txt"}`)
+	assert.Equal(t, code, ExitOK, stderr)
+	var res struct {
+		Success bool   `json:"success"`
+		Output  string `json:"output"`
+		Error   *struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Assert(t, res.Success)
+	assert.Assert(t, is.Contains(res.Output, "alpha"))
+
+	code, stdout, _ = invoke(t, "tool", "read_file", "-w", ws, "-a", `{"path":"missing.txt"}`)
+	assert.Equal(t, code, ExitFailed)
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &res), "a tool error still prints the result")
+	assert.Assert(t, !res.Success)
+	assert.Equal(t, res.Error.Code, "FILE_NOT_FOUND")
+
+	code, stdout, _ = invoke(t, "tool", "write_file", "-w", ws, "-a", `{"path":"../escape.txt","content":"x"}`)
+	assert.Equal(t, code, ExitFailed)
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Equal(t, res.Error.Code, "INVALID_PATH")
+
+	usage := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"tool"}, "want exactly one tool name, got 0"},
+		{[]string{"tool", "read_file", "list_dir", "-w", ws}, "want exactly one tool name, got 2"},
+		{[]string{"tool", "no_such_tool", "-w", ws}, `unknown tool "no_such_tool"`},
+		{[]string{"tool", "read_file", "-w", ws, "--args", `{"path":`}, "--args is not valid JSON"},
+		{[]string{"tool", "read_file", "-w", filepath.Join(ws, "a.txt")}, "is not a directory"},
+		{[]string{"tool", "read_file", "-w", ws, "--sandbox", "jail"}, `unknown sandbox mode "jail"`},
+		{[]string{"tool", "read_file", "--bogus"}, "flag provided but not defined"},
+	}
+	for _, u := range usage {
+		code, stdout, stderr := invoke(t, u.args...)
+		assert.Equal(t, code, ExitUsage, "%v", u.args)
+		assert.Assert(t, is.Contains(stderr, u.msg), "%v", u.args)
+		if !strings.Contains(u.msg, "flag provided") {
+			assert.Equal(t, stdout, "", "%v: nothing ran", u.args)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeTask(t, dir, "bad.yaml", "name: bad\nprompt: hi\nbogus_key: 1\nmax_steps: many\n")
+	code, stdout, stderr := invoke(t, "validate", bad)
+	assert.Equal(t, code, ExitUsage)
+	assert.Equal(t, stdout, "")
+	assert.Assert(t, is.Contains(stderr, bad+":3:1: bogus_key: unknown field"))
+	assert.Assert(t, is.Contains(stderr, bad+":4:12: max_steps:"), "every problem is listed: %s", stderr)
+
+	good := writeTask(t, dir, "good.yaml", passingTask)
+	code, stdout, stderr = invoke(t, "validate", good)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Equal(t, stdout, "1 task files valid\n")
+
+	code, _, stderr = invoke(t, "validate")
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, "no task files given"))
+}
+
+func TestValidateOracle(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the oracle run's build cache
+	dir := t.TempDir()
+	good := writeTask(t, dir, "good.yaml", passingTask)
+	code, stdout, stderr := invoke(t, "validate", good, "--oracle")
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Assert(t, is.Contains(stdout, "every reference solution passes"))
+
+	wrong := writeTask(t, dir, "wrong.yaml", failingTask)
+	code, _, stderr = invoke(t, "validate", "--oracle", good, wrong)
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, "1 of 2 tasks do not pass"))
+	assert.Assert(t, is.Contains(stderr, wrong+":6:5: file_contains:"), stderr)
+}
+
+func runArgs(out string, rest ...string) []string {
+	return append([]string{"run", "--sandbox", "none", "--cache-dir", "", "--out", out}, rest...)
+}
+
+func TestRunExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	fail := writeTask(t, dir, "wrong.yaml", failingTask)
+	broken := writeTask(t, dir, "broken.yaml", erroringTask)
+
+	t.Run("passing", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		report := filepath.Join(t.TempDir(), "report.json")
+		// Flags after the path, as people type them.
+		code, stdout, stderr := invoke(t, "run", pass, "--out", out, "--sandbox", "none", "--cache-dir", "", "--json", report)
+		assert.Equal(t, code, ExitOK, "%s%s", stdout, stderr)
+		assert.Assert(t, is.Contains(stdout, "1 passed"))
+
+		b, err := os.ReadFile(filepath.Join(out, "hello", "result.json"))
+		assert.NilError(t, err)
+		var s result.Scenario
+		assert.NilError(t, json.Unmarshal(b, &s))
+		assert.Equal(t, s.Status, result.Passed)
+		assert.Equal(t, s.Model, "oracle")
+		_, err = os.Stat(filepath.Join(out, "hello", "transcript.jsonl"))
+		assert.NilError(t, err)
+		b, err = os.ReadFile(report)
+		assert.NilError(t, err)
+		assert.Assert(t, json.Valid(b))
+		assert.Assert(t, is.Contains(string(b), `"hello"`))
+	})
+	t.Run("failing", func(t *testing.T) {
+		code, stdout, stderr := invoke(t, runArgs(t.TempDir(), pass, fail)...)
+		assert.Equal(t, code, ExitFailed, "%s%s", stdout, stderr)
+		assert.Assert(t, is.Contains(stdout, "wrong"))
+		assert.Assert(t, is.Contains(stdout, "1 failed"))
+	})
+	t.Run("errored", func(t *testing.T) {
+		code, stdout, stderr := invoke(t, runArgs(t.TempDir(), pass, broken)...)
+		assert.Equal(t, code, ExitErrored, "%s%s", stdout, stderr)
+	})
+	t.Run("failed wins over errored", func(t *testing.T) {
+		code, _, _ := invoke(t, runArgs(t.TempDir(), broken, fail)...)
+		assert.Equal(t, code, ExitFailed)
+	})
+	t.Run("approval override", func(t *testing.T) {
+		code, stdout, _ := invoke(t, runArgs(t.TempDir(), pass, "--approval", "read-only")...)
+		assert.Equal(t, code, ExitFailed, stdout)
+	})
+	t.Run("filter", func(t *testing.T) {
+		code, stdout, _ := invoke(t, runArgs(t.TempDir(), pass, fail, "--filter", "^hel")...)
+		assert.Equal(t, code, ExitOK, stdout)
+		assert.Assert(t, !strings.Contains(stdout, "wrong"))
+	})
+	t.Run("max-steps override", func(t *testing.T) {
+		code, stdout, _ := invoke(t, runArgs(t.TempDir(), pass, "--max-steps", "1")...)
+		assert.Equal(t, code, ExitFailed, stdout)
+		assert.Assert(t, is.Contains(stdout, "task_complete was not called (the agent stopped after 1 step)"))
+	})
+
+	usage := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"run"}, "no task files given"},
+		{runArgs(t.TempDir(), pass, "--parallel", "0"), "--parallel and --repeat must be at least 1"},
+		{runArgs(t.TempDir(), pass, "--approval", "sometimes"), `--approval "sometimes"`},
+		{[]string{"run", pass, "--sandbox", "jail"}, `--sandbox "jail"`},
+		{runArgs(t.TempDir(), pass, "--filter", "nomatch"), "matches no scenario"},
+		{runArgs(t.TempDir(), pass, "--filter", "("), "--filter"},
+		{runArgs(t.TempDir(), filepath.Join(dir, "missing.yaml")), "missing.yaml"},
+	}
+	for _, u := range usage {
+		code, _, stderr := invoke(t, u.args...)
+		assert.Equal(t, code, ExitUsage, "%v: %s", u.args, stderr)
+		assert.Assert(t, is.Contains(stderr, u.msg), "%v", u.args)
+	}
+}
+
+func TestSchema(t *testing.T) {
+	code, stdout, stderr := invoke(t, "schema")
+	assert.Equal(t, code, ExitOK, stderr)
+	var schema map[string]any
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &schema))
+	props, ok := schema["properties"].(map[string]any)
+	assert.Assert(t, ok, "the schema has properties")
+	for _, key := range []string{"prompt", "assert", "workspace", "approval", "reference"} {
+		assert.Assert(t, props[key] != nil, key)
+	}
+}
+
+func TestPolicyCheck(t *testing.T) {
+	task := writeTask(t, t.TempDir(), "policy.yaml", `prompt: p
+approval:
+  mode: rules
+  default: deny
+  rules:
+    - {tool: read_file, action: allow, reason: reading is fine}
+`)
+	code, stdout, stderr := invoke(t, "policy", "check", task, "--tool", "read_file", "--args", `{"path":"a.txt"}`)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Assert(t, strings.HasPrefix(stdout, "allowed by approval.rules[0]"), stdout)
+	assert.Assert(t, is.Contains(stdout, "reason: reading is fine"))
+
+	code, stdout, _ = invoke(t, "policy", "check", task, "-t", "delete_file", "-a", `{"path":"a.txt"}`, "--json")
+	assert.Equal(t, code, ExitFailed)
+	var d map[string]any
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &d))
+	assert.Equal(t, d["allowed"], false)
+	assert.Equal(t, d["source"], "default")
+
+	code, _, stderr = invoke(t, "policy", "check", task)
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, "tool"), "--tool is required: %s", stderr)
+}
