@@ -165,7 +165,7 @@ for api in openai ollama; do
 done
 # The same command step under the sandbox the machine offers, for scale.
 read -r sb_wall _ < <(run_binary openai run_in_terminal auto)
-sb_name=$(grep -oE 'sandbox (bwrap|landlock|none)' "$work/run.log" | tail -n1 | awk '{print $2}' || true)
+sb_name=$(grep -i sandbox "$work/run.log" | grep -oE '\b(bwrap|landlock)\b' | head -n1 || true)
 
 # --- report -----------------------------------------------------------------------------
 echo
@@ -174,7 +174,7 @@ echo
 echo "The binary, --sandbox none, median of $RUNS runs (overhead = (total - startup)/steps - bare):"
 printf '%-7s %-16s %10s %12s %12s %12s %8s %11s\n' model tool total per-step bare/step overhead ratio "peak RSS"
 for r in "${rows[@]}"; do echo "$r"; done
-awk -v w="$sb_wall" -v s="$STEPS" -v n="${sb_name:-?}" 'BEGIN { printf "openai  run_in_terminal with --sandbox auto (%s): %.2f s, %.3f ms per step\n", n, w / 1000, w / s }'
+awk -v w="$sb_wall" -v s="$STEPS" -v n="${sb_name:-unsandboxed}" 'BEGIN { printf "openai  run_in_terminal with --sandbox auto (%s): %.2f s, %.3f ms per step\n", n, w / 1000, w / s }'
 echo
 echo "In process (BenchmarkScenario200Steps; allocations include the in-process fake's handler):"
 printf '%-34s %12s %12s %12s %12s\n' scenario "ns/step" "fsync/step" "allocs/step" "B/step"
