@@ -421,7 +421,7 @@ func TestRunOptionsOverrideTaskLimits(t *testing.T) {
 		assert.Equal(t, eventsOf(events(t, res), transcript.TypeStart)[0]["max_steps"], 2.0)
 	})
 	t.Run("timeout", func(t *testing.T) {
-		tk := parseTask(t, "prompt: p\ntimeout: 10m\nmax_steps: 1000\nassert:\n  - file_absent: x\n")
+		tk := parseTask(t, "prompt: p\ntimeout: 10m\nmax_steps: 100\nassert:\n  - file_absent: x\n")
 		m := script(loop)
 		m.delay = 40 * time.Millisecond
 		opts := runOptions(t, m)
