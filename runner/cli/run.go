@@ -151,7 +151,9 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return &ExitError{Code: ExitErrored, Err: err}
 	}
-	models.preflight(ctx, tasks)
+	if err := models.preflight(ctx, tasks); err != nil {
+		return err
+	}
 
 	var asker policy.Asker
 	if opts.Approval == task.ModeAsk || anyAsk(tasks) {
@@ -231,8 +233,10 @@ func (m *modelSet) name(t *task.Task) string {
 	return DefaultModel
 }
 
-// preflight checks every distinct model once, before the first scenario.
-func (m *modelSet) preflight(ctx context.Context, tasks []*task.Task) {
+// preflight checks every distinct model once, before the first scenario. A name that
+// does not parse is a usage error (nothing runs); a model that is unreachable or missing
+// errors its scenarios, and the run goes on with the others.
+func (m *modelSet) preflight(ctx context.Context, tasks []*task.Task) error {
 	names := map[string]bool{}
 	for _, t := range tasks {
 		names[m.name(t)] = true
@@ -244,11 +248,12 @@ func (m *modelSet) preflight(ctx context.Context, tasks []*task.Task) {
 	sort.Strings(sorted)
 	for _, name := range sorted {
 		mod, err := providers.Open(name, m.open)
-		if err == nil {
-			err = providers.Check(ctx, mod)
+		if err != nil {
+			return usageError("run: %v", err)
 		}
-		m.models[name] = err
+		m.models[name] = providers.Check(ctx, mod)
 	}
+	return nil
 }
 
 func (m *modelSet) forTask(t *task.Task) (model.Model, error) {

@@ -5,6 +5,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -80,13 +81,22 @@ func AddVerify(t *task.Task, dir string) error {
 	return nil
 }
 
+// addFiles writes a copied tree and inline files into dir. Every write goes through an
+// os.Root and replaces a symlink instead of following it: verify files are added after the
+// untrusted agent ran, and a link it left (main_test.go -> /etc/passwd, tests -> /) must
+// not turn the runner's own write into one outside the workspace.
 func addFiles(taskDir, copyFrom string, files map[string]string, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open workspace: %w", err)
+	}
+	defer root.Close()
 	if copyFrom != "" {
 		src := copyFrom
 		if !filepath.IsAbs(src) {
 			src = filepath.Join(taskDir, src)
 		}
-		if err := CopyDir(src, dir); err != nil {
+		if err := copyTree(src, root); err != nil {
 			return err
 		}
 	}
@@ -96,14 +106,11 @@ func addFiles(taskDir, copyFrom string, files map[string]string, dir string) err
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		if rel, err := filepath.Rel(dir, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel := filepath.Clean(filepath.FromSlash(name))
+		if !filepath.IsLocal(rel) {
 			return fmt.Errorf("file %q: outside the workspace", name)
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return fmt.Errorf("file %q: %w", name, err)
-		}
-		if err := os.WriteFile(target, []byte(files[name]), fileMode(name)); err != nil {
+		if err := writeFile(root, rel, strings.NewReader(files[name]), fileMode(name)); err != nil {
 			return fmt.Errorf("file %q: %w", name, err)
 		}
 	}
@@ -118,8 +125,18 @@ func fileMode(name string) os.FileMode {
 	return 0o644
 }
 
-// CopyDir copies the tree at src into dst, keeping file modes. Symlinks are copied as links.
+// CopyDir copies the tree at src into dst, keeping file modes. Symlinks are copied as
+// links; existing links in dst are replaced, never followed.
 func CopyDir(src, dst string) error {
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	defer root.Close()
+	return copyTree(src, root)
+}
+
+func copyTree(src string, root *os.Root) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", src, err)
@@ -128,48 +145,89 @@ func CopyDir(src, dst string) error {
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", path, err)
 		}
-		target := filepath.Join(dst, rel)
 		info, err := d.Info()
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", path, err)
 		}
 		switch {
 		case d.IsDir():
-			if err := os.MkdirAll(target, info.Mode().Perm()|0o700); err != nil {
-				return fmt.Errorf("copy %s: %w", path, err)
+			if rel != "." {
+				err = makeDir(root, rel, info.Mode().Perm()|0o700)
 			}
 		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return fmt.Errorf("copy %s: %w", path, err)
-			}
-			if err := os.Symlink(link, target); err != nil {
-				return fmt.Errorf("copy %s: %w", path, err)
+			var link string
+			if link, err = os.Readlink(path); err == nil {
+				if err = prepare(root, rel); err == nil {
+					err = root.Symlink(link, rel)
+				}
 			}
 		case d.Type().IsRegular():
-			if err := copyFile(path, target, info.Mode().Perm()); err != nil {
-				return fmt.Errorf("copy %s: %w", path, err)
+			var in *os.File
+			if in, err = os.Open(path); err == nil {
+				err = writeFile(root, rel, in, info.Mode().Perm())
+				in.Close()
 			}
+		}
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", path, err)
 		}
 		return nil
 	})
 }
 
-func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
+// writeFile writes r to rel inside root, replacing whatever link is there.
+func writeFile(root *os.Root, rel string, r io.Reader, mode os.FileMode) error {
+	if err := prepare(root, rel); err != nil {
+		return err
+	}
+	f, err := root.OpenFile(rel, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	return f.Close()
+}
+
+// prepare makes rel's parent directories real directories and removes a symlink at rel
+// itself, so that the write that follows lands inside the root.
+func prepare(root *os.Root, rel string) error {
+	if parent := filepath.Dir(rel); parent != "." {
+		if err := makeDir(root, parent, 0o755); err != nil {
+			return err
+		}
 	}
-	return out.Close()
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return root.Remove(rel)
+	}
+	return nil
+}
+
+// makeDir is MkdirAll that replaces symlinks along the way with real directories.
+func makeDir(root *os.Root, rel string, mode os.FileMode) error {
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i := range parts {
+		p := filepath.Join(parts[:i+1]...)
+		fi, err := root.Lstat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			if err := root.Remove(p); err != nil {
+				return err
+			}
+		case err == nil:
+			return fmt.Errorf("%s is a file, not a directory", p)
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := root.Mkdir(p, mode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sanitize(name string) string {
