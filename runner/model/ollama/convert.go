@@ -2,50 +2,84 @@ package ollama
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/msgcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/format"
 )
 
-// chatRequest translates a neutral request into Ollama's.
-func (m *Model) chatRequest(req *model.Request) (*api.ChatRequest, error) {
-	msgs := make([]api.Message, 0, len(req.Messages))
-	for _, msg := range req.Messages {
-		out := api.Message{Role: msg.Role, Content: msg.Content, ToolName: msg.ToolName, ToolCallID: msg.ToolCallID}
-		for i, tc := range msg.ToolCalls {
-			out.ToolCalls = append(out.ToolCalls, api.ToolCall{
-				ID: tc.ID,
-				Function: api.ToolCallFunction{
-					Index:     i,
-					Name:      tc.Name,
-					Arguments: argsObject(tc.Arguments),
-				},
-			})
-		}
-		msgs = append(msgs, out)
+// body encodes the chat request. Messages come from the conversation cache: each one is
+// converted and encoded once, the first time it is sent, instead of on every step.
+func (m *Model) body(req *model.Request) ([]byte, error) {
+	chat, err := m.chatRequest(req)
+	if err != nil {
+		return nil, err
 	}
+	chat.Messages = []api.Message{} // encodes as [], where Splice puts the conversation
+	head, err := json.Marshal(chat)
+	if err != nil {
+		return nil, fmt.Errorf("ollama: encode request: %w", err)
+	}
+	body, err := m.msgs.Splice(head, req.Messages, encodeMessage)
+	if errors.Is(err, msgcache.ErrShape) {
+		// api.ChatRequest no longer encodes as Splice expects: encode it whole.
+		chat.Messages = make([]api.Message, len(req.Messages))
+		for i := range req.Messages {
+			chat.Messages[i] = message(&req.Messages[i])
+		}
+		body, err = json.Marshal(chat)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ollama: encode request: %w", err)
+	}
+	return body, nil
+}
+
+// chatRequest translates a neutral request into Ollama's, without its messages.
+func (m *Model) chatRequest(req *model.Request) (*api.ChatRequest, error) {
 	toolDefs, err := m.tools.Get(req.Tools, renderTools)
 	if err != nil {
 		return nil, err
 	}
 	stream := m.cfg.Stream
 	chat := &api.ChatRequest{
-		Model:    m.cfg.Model,
-		Messages: msgs,
-		Stream:   &stream,
-		Tools:    toolDefs,
-		Options:  options(req.Options),
+		Model:   m.cfg.Model,
+		Stream:  &stream,
+		Tools:   toolDefs,
+		Options: options(req.Options),
 	}
 	if m.cfg.KeepAlive > 0 {
 		chat.KeepAlive = &api.Duration{Duration: m.cfg.KeepAlive}
 	}
 	return chat, nil
+}
+
+// message translates one neutral message into Ollama's.
+func message(msg *model.Message) api.Message {
+	out := api.Message{Role: msg.Role, Content: msg.Content, ToolName: msg.ToolName, ToolCallID: msg.ToolCallID}
+	for i, tc := range msg.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, api.ToolCall{
+			ID: tc.ID,
+			Function: api.ToolCallFunction{
+				Index:     i,
+				Name:      tc.Name,
+				Arguments: argsObject(tc.Arguments),
+			},
+		})
+	}
+	return out
+}
+
+// encodeMessage is the cache's encoder: a message as it appears in api.ChatRequest.
+func encodeMessage(msg *model.Message) ([]byte, error) {
+	return json.Marshal(message(msg))
 }
 
 // renderTools turns tool specs into api.Tools through the shared renderer, so every
@@ -118,7 +152,7 @@ type accumulator struct {
 	metrics api.Metrics
 }
 
-func (a *accumulator) add(r api.ChatResponse) error {
+func (a *accumulator) add(r api.ChatResponse) {
 	a.content.WriteString(r.Message.Content)
 	for _, tc := range r.Message.ToolCalls {
 		a.calls = append(a.calls, model.ToolCall{
@@ -134,7 +168,6 @@ func (a *accumulator) add(r api.ChatResponse) error {
 		a.done = true
 		a.metrics = r.Metrics
 	}
-	return nil
 }
 
 // response builds the step's answer; step numbers the ids a server did not send.

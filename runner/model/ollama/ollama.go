@@ -1,10 +1,11 @@
-// Package ollama is the model provider for an Ollama server, through Ollama's own Go
-// client (github.com/ollama/ollama/api) on /api/chat with native tool calling.
+// Package ollama is the model provider for an Ollama server: /api/chat with native tool
+// calling, spoken through the wire types of Ollama's own Go package
+// (github.com/ollama/ollama/api: api.ChatRequest, api.Message, api.ChatResponse). Its
+// client (api.Client) runs the pre-flight check; chat requests are posted directly (see
+// chat.go), because the client allocates an 8 MB line buffer per request.
 package ollama
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/msgcache"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
 )
@@ -31,19 +33,21 @@ type Config struct {
 	Host string
 	// Stream asks for a streamed response (NDJSON) instead of one JSON object.
 	Stream bool
-	// HTTPClient is the client to send requests with (nil: a default one). Its transport
-	// is wrapped; its Timeout should be 0, since the caller's context bounds each request.
+	// HTTPClient is the client to send requests with (nil: a default one). Its Timeout
+	// should be 0, since the caller's context bounds each request.
 	HTTPClient *http.Client
 	// KeepAlive, when set, is sent as keep_alive (how long Ollama keeps the model loaded).
 	KeepAlive time.Duration
 }
 
-// Model talks to one Ollama model.
+// Model talks to one Ollama model. It is safe for concurrent use.
 type Model struct {
 	cfg    Config
 	base   *url.URL
-	client *api.Client
+	client *api.Client  // the pre-flight check (/api/show)
+	http   *http.Client // chat requests
 	tools  toolcache.Cache[api.Tools]
+	msgs   msgcache.Cache
 }
 
 // New returns a Model for cfg. It makes no request; call Check before the first step.
@@ -52,8 +56,16 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("ollama: missing model name (e.g. ollama:qwen3:4b)")
 	}
 	base := HostURL(cfg.Host)
-	hc := wire.Client(cfg.HTTPClient, wire.ArgsObject)
-	return &Model{cfg: cfg, base: base, client: api.NewClient(base, hc)}, nil
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Model{
+		cfg:    cfg,
+		base:   base,
+		client: api.NewClient(base, wire.Client(cfg.HTTPClient, wire.ArgsObject)),
+		http:   hc,
+	}, nil
 }
 
 // Name returns "ollama:MODEL".
@@ -61,56 +73,6 @@ func (m *Model) Name() string { return "ollama:" + m.cfg.Model }
 
 // Host returns the server's base URL.
 func (m *Model) Host() string { return m.base.String() }
-
-// Step sends the conversation to /api/chat.
-func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
-	chat, err := m.chatRequest(req)
-	if err != nil {
-		return nil, err
-	}
-	ctx, capture := wire.WithCapture(ctx)
-	var acc accumulator
-	err = m.client.Chat(ctx, chat, acc.add)
-	if err != nil {
-		return nil, m.providerError(err, capture)
-	}
-	if !acc.done {
-		// The client library ends quietly when the body stops early; a reply without its
-		// final "done" record is a dropped connection, not an answer.
-		return nil, &model.ProviderError{
-			Provider: "ollama", Host: m.Host(), Temporary: true,
-			Message: "connection dropped: the response ended before its final record",
-		}
-	}
-	return acc.response(stepNumber(req)), nil
-}
-
-// providerError maps the client's errors (api.StatusError, transport errors, bodies that
-// do not parse) to a classified ProviderError.
-func (m *Model) providerError(err error, capture *wire.Capture) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The caller's deadline or the retry wrapper's request timeout: it decides.
-		return &model.ProviderError{Provider: "ollama", Host: m.Host(), Err: err}
-	}
-	status, retryAfter := capture.Status()
-	var se api.StatusError
-	var ae api.AuthorizationError
-	switch {
-	case errors.As(err, &se):
-		if se.StatusCode != 0 {
-			status = se.StatusCode
-		}
-		ra, _ := model.ParseRetryAfter(retryAfter, time.Now())
-		return model.HTTPError("ollama", m.Host(), status, se.ErrorMessage, ra, err)
-	case errors.As(err, &ae):
-		return model.HTTPError("ollama", m.Host(), ae.StatusCode, "unauthorized", 0, err)
-	}
-	pe := model.TransportError("ollama", m.Host(), err)
-	if !pe.Temporary {
-		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-	}
-	return pe
-}
 
 // HostURL parses an OLLAMA_HOST value the way Ollama does: [scheme://]host[:port][/path],
 // scheme http by default, port 11434 by default (80/443 when the scheme is given).
