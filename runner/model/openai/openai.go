@@ -5,6 +5,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +16,7 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/msgcache"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
 	"github.com/agentrunner/runner/tools"
@@ -39,11 +41,13 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Model talks to one model of an OpenAI-compatible server.
+// Model talks to one model of an OpenAI-compatible server. It is safe for concurrent use.
 type Model struct {
 	cfg    Config
 	client *goopenai.Client
 	tools  toolcache.Cache[[]goopenai.Tool]
+	msgs   msgcache.Cache // each message's encoding, for splicer
+	splice bool           // go-openai's requests have the shape splicer needs
 }
 
 // New returns a Model for cfg. It makes no request.
@@ -57,8 +61,8 @@ func New(cfg Config) (*Model, error) {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	conf := goopenai.DefaultConfig(cfg.APIKey)
 	conf.BaseURL = cfg.BaseURL
-	conf.HTTPClient = wire.Client(cfg.HTTPClient, wire.ArgsString)
-	return &Model{cfg: cfg, client: goopenai.NewClientWithConfig(conf)}, nil
+	conf.HTTPClient = &splicer{next: wire.Client(cfg.HTTPClient, wire.ArgsString), host: cfg.BaseURL}
+	return &Model{cfg: cfg, client: goopenai.NewClientWithConfig(conf), splice: canSplice(cfg.Model)}, nil
 }
 
 // Name returns "openai:MODEL".
@@ -69,7 +73,11 @@ func (m *Model) Host() string { return m.cfg.BaseURL }
 
 // Step sends the conversation to /chat/completions.
 func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
-	creq := m.chatRequest(req)
+	ctx, msgs := m.withConversation(ctx, req)
+	creq, err := m.chatRequest(req, msgs)
+	if err != nil {
+		return nil, err
+	}
 	ctx, capture := wire.WithCapture(ctx)
 	if m.cfg.Stream {
 		resp, err := m.stream(ctx, creq, req)
@@ -97,21 +105,13 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	return out, nil
 }
 
-func (m *Model) chatRequest(req *model.Request) goopenai.ChatCompletionRequest {
-	msgs := make([]goopenai.ChatCompletionMessage, 0, len(req.Messages))
-	for _, msg := range req.Messages {
-		out := goopenai.ChatCompletionMessage{Role: msg.Role, Content: msg.Content, ToolCallID: msg.ToolCallID}
-		for _, tc := range msg.ToolCalls {
-			out.ToolCalls = append(out.ToolCalls, goopenai.ToolCall{
-				ID:       tc.ID,
-				Type:     goopenai.ToolTypeFunction,
-				Function: goopenai.FunctionCall{Name: tc.Name, Arguments: argsString(tc.Arguments)},
-			})
-		}
-		msgs = append(msgs, out)
-	}
+// chatRequest translates a neutral request into go-openai's, with msgs as its messages.
+func (m *Model) chatRequest(req *model.Request, msgs []goopenai.ChatCompletionMessage) (goopenai.ChatCompletionRequest, error) {
 	creq := goopenai.ChatCompletionRequest{Model: m.cfg.Model, Messages: msgs}
-	creq.Tools, _ = m.tools.Get(req.Tools, renderTools)
+	var err error
+	if creq.Tools, err = m.tools.Get(req.Tools, renderTools); err != nil {
+		return creq, err
+	}
 	o := req.Options
 	if o.Temperature != nil {
 		creq.Temperature = float32(*o.Temperature)
@@ -135,20 +135,25 @@ func (m *Model) chatRequest(req *model.Request) goopenai.ChatCompletionRequest {
 			creq.MaxTokens = o.MaxTokens // what compatible servers understand
 		}
 	}
-	return creq
+	return creq, nil
 }
 
 // renderTools renders specs through the shared renderer, so every provider shows the
-// model the same schemas.
+// model the same schemas. Each schema is encoded here, once: as json.RawMessage it is
+// copied into every request instead of being encoded again by reflection.
 func renderTools(specs []tools.Spec) ([]goopenai.Tool, error) {
 	var out []goopenai.Tool
 	for _, t := range format.OpenAI(specs) {
 		fn, _ := t["function"].(map[string]any)
 		name, _ := fn["name"].(string)
 		desc, _ := fn["description"].(string)
+		params, err := json.Marshal(fn["parameters"])
+		if err != nil {
+			return nil, fmt.Errorf("openai: render tool %s: %w", name, err)
+		}
 		out = append(out, goopenai.Tool{
 			Type:     goopenai.ToolTypeFunction,
-			Function: &goopenai.FunctionDefinition{Name: name, Description: desc, Parameters: fn["parameters"]},
+			Function: &goopenai.FunctionDefinition{Name: name, Description: desc, Parameters: json.RawMessage(params)},
 		})
 	}
 	return out, nil
