@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
@@ -94,6 +96,11 @@ type (
 		Error      string  `json:"error"`
 		DurationMS float64 `json:"duration_ms"`
 	}
+	retryEvent struct {
+		Attempt int     `json:"attempt"` // the attempt that failed, from 1
+		Error   string  `json:"error"`
+		WaitMS  float64 `json:"wait_ms"` // the backoff before the next attempt
+	}
 	decisionEvent struct {
 		ID       string          `json:"id"`
 		Tool     string          `json:"tool"`
@@ -137,7 +144,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			return out.fail(err)
 		}
 		start := now()
-		resp, err := cfg.Model.Step(ctx, &model.Request{Messages: msgs, Tools: specs, Options: cfg.Options})
+		resp, err := cfg.Model.Step(withRetryEvents(ctx, cfg.Record, step), &model.Request{Messages: msgs, Tools: specs, Options: cfg.Options})
 		took := now().Sub(start)
 		out.ModelTime += took
 		if err != nil {
@@ -146,7 +153,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 				out.Stop = stop
 				return out
 			}
-			return out.fail(fmt.Errorf("model %s: %w", cfg.Model.Name(), err))
+			return out.fail(modelError(cfg.Model.Name(), err))
 		}
 		out.Steps = step
 		out.Usage.Add(resp.Usage)
@@ -234,6 +241,25 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	}
 	done := rec.Executed && rec.Tool == complete.Name && res.Success
 	return rec, res, done, nil
+}
+
+// withRetryEvents has the retry wrapper (retry.Wrap, which providers.Open puts around
+// every model) record each retry of the step in the transcript: a step that succeeded on
+// its third attempt took a minute for a reason the run should show.
+func withRetryEvents(ctx context.Context, rec Recorder, step int) context.Context {
+	return retry.WithNotify(ctx, func(ev retry.Event) {
+		// A failed write fails the next event the loop writes, which ends the run.
+		_ = rec.Write("retry", step, retryEvent{Attempt: ev.Attempt, Error: ev.Err.Error(), WaitMS: ms(ev.Delay)})
+	})
+}
+
+// modelError names the model in a step's failure, unless the error already does (the
+// retry wrapper's errors start "model NAME: ").
+func modelError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "model "+name+": ") {
+		return err
+	}
+	return fmt.Errorf("model %s: %w", name, err)
 }
 
 func (o Outcome) fail(err error) Outcome {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
@@ -63,15 +65,17 @@ func calls(cs ...model.ToolCall) *model.Response {
 }
 
 type events struct {
-	mu   sync.Mutex
-	typs []string
-	data []any
+	mu    sync.Mutex
+	typs  []string
+	steps []int
+	data  []any
 }
 
-func (e *events) Write(typ string, _ int, data any) error {
+func (e *events) Write(typ string, step int, data any) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.typs = append(e.typs, typ)
+	e.steps = append(e.steps, step)
 	e.data = append(e.data, data)
 	return nil
 }
@@ -221,7 +225,7 @@ func TestModelError(t *testing.T) {
 	cfg, ev, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
 	out := Run(context.Background(), cfg)
 	assert.Equal(t, out.Stop, result.StopError)
-	assert.ErrorContains(t, out.Err, "connection refused")
+	assert.Error(t, out.Err, "model scripted: connection refused")
 	assert.Equal(t, out.Steps, 1, "the failed request is not a step")
 	assert.Equal(t, ev.typs[len(ev.typs)-1], "model_error")
 }
@@ -235,4 +239,84 @@ func TestCustomSystemPromptAndIDsKept(t *testing.T) {
 	assert.Equal(t, out.Calls[0].ID, "abc")
 	assert.Equal(t, m.requests[0].Messages[0].Content, "be brief")
 	assert.Check(t, strings.Contains(DefaultSystemPrompt, "task_complete"))
+}
+
+// flaky fails with fails[i] on its i-th request (nil: answers with the next response).
+type flaky struct {
+	scripted
+	fails []error
+	n     int
+}
+
+func (f *flaky) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
+	f.n++
+	if f.n <= len(f.fails) && f.fails[f.n-1] != nil {
+		return nil, f.fails[f.n-1]
+	}
+	return f.scripted.Step(ctx, req)
+}
+
+func overloaded() error {
+	return &model.ProviderError{Provider: "fake", Host: "127.0.0.1:1", StatusCode: 503, Message: "overloaded", Temporary: true}
+}
+
+// noWait is a retry wrapper with fixed backoffs and no sleeping.
+func noWait(m model.Model, attempts int) model.Model {
+	return retry.Wrap(m, retry.Options{
+		Attempts: attempts, BaseDelay: 100 * time.Millisecond,
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+		Rand:  func() float64 { return 0 },
+	})
+}
+
+func TestRetriesAreRecorded(t *testing.T) {
+	m := &flaky{
+		scripted: scripted{responses: []*model.Response{calls(call("list_dir", `{}`)), calls(call("task_complete", `{"summary":"s"}`))}},
+		// Step 1 succeeds at once; step 2 on its third attempt.
+		fails: []error{nil, overloaded(), overloaded()},
+	}
+	cfg, ev, _ := setup(t, noWait(m, 3), task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted, "err: %v", out.Err)
+	assert.Equal(t, out.Steps, 2)
+
+	var retries []retryEvent
+	for i, typ := range ev.typs {
+		if typ == "retry" {
+			assert.Equal(t, ev.steps[i], 2)
+			retries = append(retries, ev.data[i].(retryEvent))
+		}
+	}
+	want := "fake at 127.0.0.1:1: HTTP 503 Service Unavailable: overloaded"
+	assert.DeepEqual(t, retries, []retryEvent{
+		{Attempt: 1, Error: want, WaitMS: 50}, // equal jitter with Rand 0: half the base delay
+		{Attempt: 2, Error: want, WaitMS: 100},
+	})
+	assert.DeepEqual(t, ev.typs[4:8], []string{"request", "retry", "retry", "response"})
+	assert.Check(t, !slices.Contains(ev.typs, "model_error"), "a step that succeeded in the end is no model error")
+}
+
+func TestModelErrorNamesTheModelOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		fail error
+		want string
+	}{
+		{"gave up", overloaded(),
+			"model scripted: gave up after 2 attempts: fake at 127.0.0.1:1: HTTP 503 Service Unavailable: overloaded"},
+		{"not retried", &model.ProviderError{Provider: "fake", StatusCode: 400, Message: "bad schema"},
+			"model scripted: fake: HTTP 400 Bad Request: bad schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &flaky{fails: []error{tc.fail, tc.fail}}
+			cfg, ev, _ := setup(t, noWait(m, 2), task.Approval{Mode: task.ModeAuto})
+			out := Run(context.Background(), cfg)
+			assert.Equal(t, out.Stop, result.StopError)
+			assert.Error(t, out.Err, tc.want)
+			var re *retry.Error
+			assert.Assert(t, errors.As(out.Err, &re), "the retry error stays in the chain")
+			assert.Equal(t, ev.typs[len(ev.typs)-1], "model_error")
+		})
+	}
 }

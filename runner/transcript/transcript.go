@@ -21,6 +21,7 @@ const (
 	TypeRequest   = "request"     // a model request (step, message count)
 	TypeResponse  = "response"    // a model response (text, tool calls, usage, timing)
 	TypeModelErr  = "model_error" // a failed model request
+	TypeRetry     = "retry"       // a failed model request that will be retried
 	TypeDecision  = "decision"    // a policy decision about a tool call
 	TypeToolCall  = "tool_call"   // a tool call with arguments, result and duration
 	TypeReminder  = "reminder"    // the loop reminded the model to call a tool
