@@ -96,7 +96,7 @@ func (e *signError) Error() string {
 }
 func (e *signError) Unwrap() error { return e.err }
 
-// sendError classifies a request that got no response.
+// sendError classifies a request that got no response, or whose body broke off.
 func (m *Model) sendError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		// The caller's deadline or the retry wrapper's request timeout: it decides.
@@ -179,8 +179,9 @@ func (m *Model) read(body io.Reader, acc *accumulator) error {
 			long = long[:0]
 		}
 		if err != nil && err != io.EOF {
-			// A body cut short is a failed connection, whatever half of it would parse as.
-			return m.transportError(fmt.Errorf("read response body: %w", err))
+			// A body cut short is a failed connection, whatever half of it would parse as;
+			// a deadline that ended the read is the caller's to judge.
+			return m.sendError(fmt.Errorf("read response body: %w", err))
 		}
 		if rerr := m.record(line, acc); rerr != nil {
 			return rerr

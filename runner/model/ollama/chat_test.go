@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"golang.org/x/crypto/ssh"
@@ -163,4 +164,20 @@ func TestSignedRequests(t *testing.T) {
 	assert.Check(t, got.URL.Query().Get("ts") != "")
 	assert.Check(t, strings.HasPrefix(got.Header.Get("Authorization"), "AAAA"), got.Header.Get("Authorization"))
 	assert.Equal(t, got.Header.Get("Accept"), "application/x-ndjson")
+}
+
+// TestDeadlineMidStream: a deadline that ends the read of a stream is reported as the
+// context's error, for the caller (the retry wrapper) to judge, not as a bad response.
+func TestDeadlineMidStream(t *testing.T) {
+	m := raw(t, true, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.WriteString(w, `{"model":"qwen3:4b","message":{"role":"assistant","content":"Let"},"done":false}`+"\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := m.Step(ctx, request())
+	assert.Assert(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+	assert.Check(t, !strings.Contains(err.Error(), "unexpected response"), err.Error())
 }
