@@ -64,6 +64,8 @@ type Call struct {
 	Executed bool
 	Denied   bool
 	Success  bool
+	// Duration is the call's wall time: decoding, policy and execution.
+	Duration time.Duration
 }
 
 // Outcome is how the loop ended.
@@ -187,7 +189,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			}
 			rec, res, done, err := runCall(ctx, cfg, step, tc, now)
 			out.Calls = append(out.Calls, rec)
-			out.ToolTime += time.Duration(res.ExecutionTimeMS) * time.Millisecond
+			out.ToolTime += rec.Duration
 			if err != nil {
 				return out.fail(err)
 			}
@@ -230,6 +232,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 		}
 	}
 	took := now().Sub(start)
+	rec.Duration = took
 	if res.ExecutionTimeMS == 0 {
 		res.ExecutionTimeMS = took.Milliseconds()
 	}
