@@ -91,7 +91,9 @@ func (ReadFile) Execute(ctx context.Context, args tools.Args, ws *tools.Workspac
 	}
 	base64Mode := args.String("encoding") == "base64"
 
-	br := bufio.NewReaderSize(f, 64<<10)
+	// Size the buffer to the file: most files an agent reads are small, and a 64 KiB
+	// buffer per call was a quarter of a read_file step's allocations.
+	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 8<<10), 64<<10)))
 	head, _ := br.Peek(8 << 10)
 	if !base64Mode && isBinary(head, fi.Size()) {
 		return binaryResult(rel, head, fi.Size()).
