@@ -154,6 +154,11 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err := models.preflight(ctx, tasks); err != nil {
 		return err
 	}
+	for _, t := range tasks {
+		// Probe each sandbox mode now, so its line comes before the live progress line; a
+		// mode that fails errors its scenarios when they run.
+		_, _ = sandboxes.get(t.Sandbox)
+	}
 
 	var asker policy.Asker
 	if opts.Approval == task.ModeAsk || anyAsk(tasks) {
