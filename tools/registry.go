@@ -40,12 +40,36 @@ type Registry struct {
 }
 
 type entry struct {
-	tool   Tool
-	spec   Spec
-	schema *jsonschema.Schema
+	tool Tool
+	spec Spec
+
+	// The compiled schema and its defaults are built on the tool's first Prepare, not at
+	// Register: compiling costs about 60 µs a tool, and a process (one `runner run`, one
+	// `runner tool`) calls few of the catalog's tools. Subsets share the entry, so each
+	// schema compiles once per process.
+	once      sync.Once
+	schema    *jsonschema.Schema
+	schemaErr error
 	// defaults are the schema's defaults in their JSON form (numbers as float64), as the
 	// model's own arguments would arrive.
 	defaults map[string]any
+}
+
+// compiled returns the entry's schema and defaults, compiling them on first use.
+func (e *entry) compiled() (*jsonschema.Schema, map[string]any, error) {
+	e.once.Do(func() {
+		schemaMap := e.spec.Parameters.Map()
+		e.schema, e.schemaErr = compileSchema(e.spec.Name, schemaMap)
+		defaults := map[string]any{}
+		props, _ := schemaMap["properties"].(map[string]any)
+		for name, p := range props {
+			if d, ok := p.(map[string]any)["default"]; ok {
+				defaults[name] = d
+			}
+		}
+		e.defaults = defaults
+	})
+	return e.schema, e.defaults, e.schemaErr
 }
 
 // NewRegistry returns an empty registry.
@@ -53,7 +77,9 @@ func NewRegistry() *Registry {
 	return &Registry{tools: map[string]*entry{}, aliases: map[string]Alias{}}
 }
 
-// Register adds a tool. Its name must be new and its parameter schema must compile.
+// Register adds a tool. Its name must be new and its parameter schema an object. The
+// schema is compiled on the tool's first call (see CheckSchemas to compile them all now):
+// one that does not compile fails every call of the tool.
 func (r *Registry) Register(t Tool) error {
 	spec := t.Spec()
 	if spec.Name == "" {
@@ -61,18 +87,6 @@ func (r *Registry) Register(t Tool) error {
 	}
 	if spec.Parameters == nil || spec.Parameters.Type != "object" {
 		return fmt.Errorf("register tool %s: parameter schema must have type object", spec.Name)
-	}
-	schemaMap := spec.Parameters.Map()
-	compiled, err := compileSchema(spec.Name, schemaMap)
-	if err != nil {
-		return fmt.Errorf("register tool %s: %w", spec.Name, err)
-	}
-	defaults := map[string]any{}
-	props, _ := schemaMap["properties"].(map[string]any)
-	for name, p := range props {
-		if d, ok := p.(map[string]any)["default"]; ok {
-			defaults[name] = d
-		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -82,8 +96,25 @@ func (r *Registry) Register(t Tool) error {
 	if _, dup := r.aliases[spec.Name]; dup {
 		return fmt.Errorf("register tool %s: an alias with that name exists", spec.Name)
 	}
-	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: compiled, defaults: defaults}
+	r.tools[spec.Name] = &entry{tool: t, spec: spec}
 	r.order = append(r.order, spec.Name)
+	return nil
+}
+
+// CheckSchemas compiles every tool's parameter schema now and returns the first that does
+// not compile, for tests and for Go users who want Register's errors up front.
+func (r *Registry) CheckSchemas() error {
+	r.mu.RLock()
+	entries := make([]*entry, 0, len(r.order))
+	for _, n := range r.order {
+		entries = append(entries, r.tools[n])
+	}
+	r.mu.RUnlock()
+	for _, e := range entries {
+		if _, _, err := e.compiled(); err != nil {
+			return fmt.Errorf("tool %s: %w", e.spec.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -236,6 +267,10 @@ func (r *Registry) prepare(name string, raw json.RawMessage, strict bool) (*Call
 	if e == nil {
 		return nil, Errorf(CodeInvalidArgument, "Available tools: "+strings.Join(r.Names(), ", ")+".", "Unknown tool '%s'", name)
 	}
+	schema, defaults, serr := e.compiled()
+	if serr != nil {
+		return nil, Errorf(CodeExecutionError, "Use another tool.", "Tool %s cannot take calls: its parameter schema does not compile: %v", canonical, serr)
+	}
 	args, err := DecodeArgs(raw)
 	if err != nil {
 		return nil, err
@@ -288,12 +323,12 @@ func (r *Registry) prepare(name string, raw json.RawMessage, strict bool) (*Call
 		return nil, Errorf(CodeInvalidArgument, "", "%s has no parameter %s (parameters: %s)",
 			canonical, strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
-	for k, d := range e.defaults {
+	for k, d := range defaults {
 		if _, set := args[k]; !set {
 			args[k] = d
 		}
 	}
-	if verr := e.schema.Validate(map[string]any(args)); verr != nil {
+	if verr := schema.Validate(map[string]any(args)); verr != nil {
 		return nil, schemaError(canonical, verr)
 	}
 	return &Call{Name: name, Tool: canonical, Args: args, tool: e.tool}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -212,6 +213,47 @@ type badSchema struct{ panicTool }
 
 func (badSchema) Spec() tools.Spec {
 	return tools.Spec{Name: "bad", Parameters: tools.String("not an object")}
+}
+
+// uncompilableSchema has an object schema whose property type JSON Schema does not know.
+type uncompilableSchema struct{ panicTool }
+
+func (uncompilableSchema) Spec() tools.Spec {
+	return tools.Spec{Name: "typo", Parameters: tools.Object(map[string]*tools.Schema{"n": {Type: "integr"}})}
+}
+
+func TestSchemaCompiledOnFirstUse(t *testing.T) {
+	reg := newRegistry(t)
+	assert.NilError(t, reg.CheckSchemas())
+	assert.NilError(t, reg.Register(uncompilableSchema{}), "compiling waits for the first call")
+	sub, err := reg.Subset("typo", "echo")
+	assert.NilError(t, err)
+	for _, r := range []*tools.Registry{reg, sub} {
+		assert.ErrorContains(t, r.CheckSchemas(), "tool typo: compile schema")
+		_, terr := r.Prepare("typo", json.RawMessage(`{"n": 1}`))
+		assert.Assert(t, terr != nil)
+		assert.Equal(t, terr.Code, tools.CodeExecutionError)
+		assert.ErrorContains(t, terr, "Tool typo cannot take calls: its parameter schema does not compile")
+		assert.ErrorContains(t, r.CheckArgs("typo", map[string]any{"n": 1}), "does not compile")
+		// The other tools are unaffected.
+		call, terr := r.Prepare("echo", json.RawMessage(`{"path": "a"}`))
+		assert.Assert(t, terr == nil, "%v", terr)
+		assert.Equal(t, call.Args["count"], float64(3), "defaults come with the lazily compiled schema")
+	}
+}
+
+func TestFirstPrepareConcurrent(t *testing.T) {
+	reg := newRegistry(t) // nothing compiled yet: the goroutines race to compile echo
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, terr := reg.Prepare("cat", json.RawMessage(`{"file": "a", "n": "7"}`))
+			assert.Check(t, terr == nil, "%v", terr)
+		}()
+	}
+	wg.Wait()
 }
 
 func TestLookupSubsetAndListing(t *testing.T) {

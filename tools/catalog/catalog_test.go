@@ -249,6 +249,12 @@ func TestAliasesExecute(t *testing.T) {
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
+// Schemas compile on a tool's first call, so a broken one would only show when a model
+// calls it: compile them all here.
+func TestEverySchemaCompiles(t *testing.T) {
+	assert.NilError(t, catalog.New(catalog.Options{}).CheckSchemas())
+}
+
 func TestCatalogQuality(t *testing.T) {
 	reg := catalog.New(catalog.Options{})
 	for _, s := range reg.Specs() {
