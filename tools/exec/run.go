@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -104,8 +105,9 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		chunk := make([]byte, 64<<10)
-		_, _ = io.CopyBuffer(buf, onlyReader{r}, chunk)
+		chunk := chunks.Get().(*[]byte)
+		defer chunks.Put(chunk)
+		_, _ = io.CopyBuffer(buf, onlyReader{r}, *chunk)
 	}()
 
 	// Wait for the leader without reaping it: while it is a zombie its pid, which is the
@@ -126,6 +128,10 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
 	return out, nil
 }
+
+// chunks are the read buffers of output pipes, reused across commands: a fresh 64 KiB
+// buffer per command was most of a short command's allocations.
+var chunks = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // onlyReader hides *os.File's WriterTo/ReaderFrom so io.CopyBuffer uses the given buffer.
 type onlyReader struct{ io.Reader }
