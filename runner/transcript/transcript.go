@@ -45,6 +45,12 @@ type Writer struct {
 	now  func() time.Time
 	sync bool
 	err  error
+	// kick asks the background syncer for one more fdatasync (nil: no syncer running);
+	// stopped is closed when it has exited. syncErr, under smu, is its first failure.
+	kick    chan struct{}
+	stopped chan struct{}
+	smu     sync.Mutex
+	syncErr error
 }
 
 // Options tune a Writer.
@@ -72,7 +78,12 @@ func Create(path string, opts Options) (*Writer, error) {
 // file at once. Events that start a step (request), and the first and last events, are
 // also synced to disk, so every finished step is durable even across a power loss: the
 // fsync of each event cost more than the rest of a step (804 fsyncs for 200 steps).
-// After the first failure every later Write returns that error.
+// The sync of a request (and of the first event and a model error) runs in a background
+// goroutine, so it stays off the step's critical path: it starts after the event is
+// written, and requests that come while one runs are covered by the next, started as
+// soon as it ends. The last event waits for those and is synced before Write returns.
+// After the first failure every later Write returns that error (a failed background
+// sync is reported by the next Write, or by Close).
 func (w *Writer) Write(typ string, step int, data any) error {
 	var raw json.RawMessage
 	if data != nil {
@@ -84,6 +95,7 @@ func (w *Writer) Write(typ string, step int, data any) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.reapSync()
 	if w.err != nil {
 		return w.err
 	}
@@ -101,12 +113,69 @@ func (w *Writer) Write(typ string, step int, data any) error {
 		return w.err
 	}
 	if w.sync && syncPoint(typ) {
+		if typ != TypeEnd {
+			w.syncLater()
+			return nil
+		}
+		w.stopSyncer()
+		if w.err != nil {
+			return w.err
+		}
 		if err := fdatasync(w.f); err != nil {
 			w.err = fmt.Errorf("sync transcript: %w", err)
 			return w.err
 		}
 	}
 	return nil
+}
+
+// syncLater has the background syncer run an fdatasync that starts after this call,
+// starting the syncer on first use. The caller holds w.mu.
+func (w *Writer) syncLater() {
+	if w.kick == nil {
+		w.kick, w.stopped = make(chan struct{}, 1), make(chan struct{})
+		go w.syncer(w.kick, w.stopped)
+	}
+	select {
+	case w.kick <- struct{}{}:
+	default: // a sync not yet started is pending: it will cover this event too
+	}
+}
+
+func (w *Writer) syncer(kick <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	for range kick {
+		if err := fdatasync(w.f); err != nil {
+			w.smu.Lock()
+			if w.syncErr == nil {
+				w.syncErr = err
+			}
+			w.smu.Unlock()
+		}
+	}
+}
+
+// stopSyncer waits for the pending background syncs and ends the syncer, so the file
+// outlives every sync that uses its descriptor. The caller holds w.mu.
+func (w *Writer) stopSyncer() {
+	if w.kick == nil {
+		return
+	}
+	close(w.kick)
+	<-w.stopped
+	w.kick, w.stopped = nil, nil
+	w.reapSync()
+}
+
+// reapSync turns a failed background sync into the writer's error. The caller holds w.mu.
+func (w *Writer) reapSync() {
+	w.smu.Lock()
+	err := w.syncErr
+	w.syncErr = nil
+	w.smu.Unlock()
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("sync transcript: %w", err)
+	}
 }
 
 // Path returns the transcript file's path.
@@ -116,6 +185,8 @@ func (w *Writer) Path() string { return w.f.Name() }
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	hadErr := w.err != nil
+	w.stopSyncer()
 	ferr := w.buf.Flush()
 	cerr := w.f.Close()
 	if ferr != nil {
@@ -123,6 +194,9 @@ func (w *Writer) Close() error {
 	}
 	if cerr != nil {
 		return fmt.Errorf("close transcript: %w", cerr)
+	}
+	if !hadErr && w.err != nil {
+		return fmt.Errorf("close transcript: %w", w.err) // a background sync failed
 	}
 	return nil
 }

@@ -79,3 +79,63 @@ func BenchmarkWriteNoSync(b *testing.B) {
 		_ = w.Write(TypeToolCall, 1, payload)
 	}
 }
+
+// TestSyncFailureIsReported: the sync of a step boundary runs in the background, so its
+// failure comes back from a later Write (at the latest the last event's, which waits for
+// it) or from Close. /dev/null takes writes but refuses fdatasync (EINVAL).
+func TestSyncFailureIsReported(t *testing.T) {
+	if fdatasync(devNull(t)) == nil {
+		t.Skip("fdatasync of /dev/null succeeds here")
+	}
+	w, err := Create(os.DevNull, Options{})
+	assert.NilError(t, err)
+	assert.NilError(t, w.Write(TypeStart, 0, nil), "the sync runs after Write returns")
+	_ = w.Write(TypeRequest, 1, nil) // fails or not, depending on the syncer's progress
+	assert.ErrorContains(t, w.Write(TypeEnd, 1, nil), "sync transcript")
+	assert.ErrorContains(t, w.Write(TypeToolCall, 1, nil), "sync transcript", "every later Write fails")
+	assert.NilError(t, w.Close(), "the failure was reported already")
+
+	w, err = Create(os.DevNull, Options{})
+	assert.NilError(t, err)
+	assert.NilError(t, w.Write(TypeRequest, 1, nil))
+	assert.ErrorContains(t, w.Close(), "sync transcript")
+
+	w, err = Create(os.DevNull, Options{})
+	assert.NilError(t, err)
+	assert.ErrorContains(t, w.Write(TypeEnd, 0, nil), "sync transcript", "the last event syncs before Write returns")
+	assert.NilError(t, w.Close())
+}
+
+func devNull(t *testing.T) *os.File {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	assert.NilError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestConcurrentWritesWithSync runs step boundaries from several goroutines, as retries
+// and tool calls may, under the race detector: every event lands, Close waits for the
+// last background sync.
+func TestConcurrentWritesWithSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	w, err := Create(path, Options{})
+	assert.NilError(t, err)
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 5 {
+				assert.Check(t, w.Write(TypeRequest, g*10+i, nil))
+				assert.Check(t, w.Write(TypeToolCall, g*10+i, nil))
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	assert.NilError(t, w.Write(TypeEnd, 0, nil))
+	assert.NilError(t, w.Close())
+	events, err := ReadFile(path)
+	assert.NilError(t, err)
+	assert.Equal(t, len(events), 41)
+}
