@@ -63,6 +63,12 @@ func Main(args []string) int {
 	sandbox.RunHelperIfRequested() // the Landlock re-exec helper never returns
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first signal stops the run gracefully (reports are still written); restoring
+		// the default handling lets a second Ctrl-C end a run that hangs in cleanup.
+		<-ctx.Done()
+		stop()
+	}()
 	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 }
 
