@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -9,13 +10,15 @@ import (
 // intersperse moves a command's flags in front of its positional arguments, so that
 // `runner run scenarios/ --model oracle` works like `runner run --model oracle scenarios/`
 // (urfave/cli v2 stops reading flags at the first argument). Everything after "--" stays.
-func intersperse(app *cli.App, args []string) []string {
+// A value flag left at the very end with no value is an error: moved to the front, it would
+// silently take the first argument as its value.
+func intersperse(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	cmd, depth := findCommand(app.Commands, args[1:])
 	if cmd == nil || cmd.SkipFlagParsing {
-		return args
+		return args, nil
 	}
 	head := len(args[:1]) + depth // program name and command names
 	takesValue := map[string]bool{}
@@ -39,14 +42,17 @@ func intersperse(app *cli.App, args []string) []string {
 		}
 		flags = append(flags, a)
 		name := strings.TrimLeft(a, "-")
-		if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+		if !strings.Contains(name, "=") && takesValue[name] {
+			if i+1 >= len(rest) {
+				return nil, fmt.Errorf("flag needs an argument: %s", a)
+			}
 			flags = append(flags, rest[i+1])
 			i++
 		}
 	}
 	out := append([]string{}, args[:head]...)
 	out = append(out, flags...)
-	return append(out, positional...)
+	return append(out, positional...), nil
 }
 
 // findCommand finds the (sub)command named by the leading args and how many args name it.

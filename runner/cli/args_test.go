@@ -80,7 +80,9 @@ func TestIntersperse(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := append([]string(nil), tc.in...)
-			assert.DeepEqual(t, intersperse(app, in), tc.want)
+			got, err := intersperse(app, in)
+			assert.NilError(t, err)
+			assert.DeepEqual(t, got, tc.want)
 			assert.DeepEqual(t, in, tc.in) // the caller's slice is not modified
 		})
 	}
@@ -115,4 +117,13 @@ func TestExitErrorMessage(t *testing.T) {
 	e := &ExitError{Code: 1, Err: inner}
 	assert.Equal(t, e.Error(), "inner")
 	assert.Assert(t, errors.Is(e, inner))
+}
+
+func TestIntersperseDanglingValueFlag(t *testing.T) {
+	app := newApp(IO{})
+	_, err := intersperse(app, []string{"runner", "run", "a.yaml", "--model"})
+	assert.Error(t, err, "flag needs an argument: --model")
+	got, err := intersperse(app, []string{"runner", "run", "a.yaml", "--keep-workspaces"})
+	assert.NilError(t, err, "a bool flag needs no value")
+	assert.DeepEqual(t, got, []string{"runner", "run", "--keep-workspaces", "a.yaml"})
 }

@@ -75,8 +75,11 @@ func Main(args []string) int {
 // Run runs the command line with the given streams and returns the exit code.
 func Run(ctx context.Context, args []string, stdio IO) int {
 	app := newApp(stdio)
-	err := app.RunContext(ctx, intersperse(app, args))
-	return exitCode(err, stdio.Stderr)
+	ordered, err := intersperse(app, args)
+	if err != nil {
+		return exitCode(&ExitError{Code: ExitUsage, Err: err}, stdio.Stderr)
+	}
+	return exitCode(app.RunContext(ctx, ordered), stdio.Stderr)
 }
 
 func exitCode(err error, stderr io.Writer) int {
