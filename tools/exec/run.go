@@ -37,6 +37,9 @@ type spec struct {
 	env     []string
 	timeout time.Duration
 	extra   []*os.File // inherited as fd 3, 4, ...
+	// splitStdout also captures stdout on its own pipe (stdout and stderr then interleave
+	// in output by arrival across two pipes, no longer byte for byte).
+	splitStdout bool
 }
 
 // outcome is what happened to a command that started.
@@ -44,7 +47,8 @@ type outcome struct {
 	output   string
 	total    int64 // bytes of output produced
 	dropped  int64 // bytes left out of output
-	exitCode int   // 128+signal when killed by a signal
+	stdout   string // stdout alone, capped, when spec.splitStdout
+	exitCode int    // 128+signal when killed by a signal
 	signal   syscall.Signal
 	timedOut bool
 	canceled bool
@@ -76,21 +80,36 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 		// command can neither read the user's terminal nor inject input into it.
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
+	var sr, sw *os.File // stdout's own pipe, when split
+	if s.splitStdout {
+		if sr, sw, err = os.Pipe(); err != nil {
+			r.Close()
+			w.Close()
+			return outcome{}, fmt.Errorf("create stdout pipe: %w", err)
+		}
+		cmd.Stdout = sw
+	}
+	closeAll := func(files ...*os.File) {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
 	out := outcome{sandbox: "none"}
 	if ws.Sandbox != nil {
 		out.sandbox = ws.Sandbox.Name()
 		if err := ws.Sandbox.Wrap(cmd, ws); err != nil {
-			r.Close()
-			w.Close()
+			closeAll(r, w, sr, sw)
 			return outcome{}, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
 		}
 	}
 	growPipe(w)
 	start := time.Now()
 	err = cmd.Start()
-	w.Close() // the child holds its own copy; EOF comes when every holder is gone
+	closeAll(w, sw) // the child holds its own copies; EOF comes when every holder is gone
 	if err != nil {
-		r.Close()
+		closeAll(r, sr)
 		release(ws, cmd)
 		return outcome{}, fmt.Errorf("start %s: %w", filepath.Base(s.path), err)
 	}
@@ -102,13 +121,17 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	stop := context.AfterFunc(tctx, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 
 	buf := newCapture(OutputLimit)
+	var all io.Writer = buf
+	var stdout *capture
+	var stdoutDrained chan struct{}
+	if sr != nil {
+		// Two readers feed the combined output: it needs a lock.
+		locked := &lockedWriter{w: buf}
+		all, stdout, stdoutDrained = locked, newCapture(OutputLimit), make(chan struct{})
+		go drain(sr, io.MultiWriter(stdout, locked), stdoutDrained)
+	}
 	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		chunk := chunks.Get().(*[]byte)
-		defer chunks.Put(chunk)
-		_, _ = io.CopyBuffer(buf, onlyReader{r}, *chunk)
-	}()
+	go drain(r, all, drained)
 
 	// Wait for the leader without reaping it: while it is a zombie its pid, which is the
 	// group's id, cannot be reused, so killing the group below cannot hit a stranger.
@@ -121,12 +144,38 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	_ = r.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
 	r.Close()
+	if sr != nil {
+		_ = sr.SetReadDeadline(time.Now().Add(drainGrace))
+		<-stdoutDrained
+		sr.Close()
+		out.stdout = stdout.String()
+	}
 
 	out.timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	out.canceled = ctx.Err() != nil
 	out.exitCode, out.signal = exitStatus(cmd.ProcessState)
 	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
 	return out, nil
+}
+
+// drain copies a pipe into w until EOF or the read deadline, then closes done.
+func drain(r *os.File, w io.Writer, done chan<- struct{}) {
+	defer close(done)
+	chunk := chunks.Get().(*[]byte)
+	defer chunks.Put(chunk)
+	_, _ = io.CopyBuffer(w, onlyReader{r}, *chunk)
+}
+
+// lockedWriter serialises writes from several pipe readers into one capture.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // chunks are the read buffers of output pipes, reused across commands: a fresh 64 KiB
