@@ -45,8 +45,8 @@ type spec struct {
 // outcome is what happened to a command that started.
 type outcome struct {
 	output   string
-	total    int64 // bytes of output produced
-	dropped  int64 // bytes left out of output
+	total    int64  // bytes of output produced
+	dropped  int64  // bytes left out of output
 	stdout   string // stdout alone, capped, when spec.splitStdout
 	exitCode int    // 128+signal when killed by a signal
 	signal   syscall.Signal
