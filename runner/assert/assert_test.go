@@ -142,7 +142,7 @@ func TestCheck(t *testing.T) {
 		{name: "command timeout", kind: task.KindCommand, spec: task.CommandCheck{Run: "echo started; sleep 30", Timeout: 200 * time.Millisecond},
 			msg: "`echo started; sleep 30` timed out after 200ms and was killed; output tail:\nstarted"},
 		{name: "command signal", kind: task.KindCommand, spec: task.CommandCheck{Run: "kill -9 $$"},
-			msg: "ended with a signal: signal: killed, want 0"},
+			msg: "ended with a signal: SIGKILL, want 0"},
 		{name: "command empty", kind: task.KindCommand, spec: task.CommandCheck{}, msg: "invalid assertion: command: run is empty"},
 
 		{name: "tool called", kind: task.KindToolCalled, spec: task.ToolCalled{Name: "run_in_terminal", Min: 1},
@@ -248,7 +248,7 @@ func TestCommandBackgroundChildDoesNotHang(t *testing.T) {
 	start := time.Now()
 	got := Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: spec}, &Run{Workspace: dir})
 	assert.Check(t, got.Passed, got.Message)
-	assert.Check(t, time.Since(start) < waitDelay+3*time.Second, "took %s", time.Since(start))
+	assert.Check(t, time.Since(start) < 3*time.Second, "took %s", time.Since(start))
 }
 
 func TestCommandCanceled(t *testing.T) {
@@ -267,19 +267,6 @@ func TestCommandOutputCapped(t *testing.T) {
 	assert.Check(t, !got.Passed)
 	assert.Check(t, strings.HasSuffix(got.Message, "\nLAST"), got.Message[len(got.Message)-40:])
 	assert.Check(t, len(got.Message) < tailShown+200, "message is %d bytes", len(got.Message))
-}
-
-func TestCapBuffer(t *testing.T) {
-	b := newCapBuffer(8)
-	for _, s := range []string{"ab", "cdef", "ghij", "kl"} {
-		n, err := b.Write([]byte(s))
-		assert.NilError(t, err)
-		assert.Equal(t, n, len(s))
-	}
-	assert.Equal(t, b.String(), "abcd\n[… 4 bytes omitted …]\nijkl")
-	small := newCapBuffer(8)
-	_, _ = small.Write([]byte("abc"))
-	assert.Equal(t, small.String(), "abc")
 }
 
 func TestCommandEnvIsMinimal(t *testing.T) {
@@ -343,5 +330,5 @@ func TestCommandThroughSandbox(t *testing.T) {
 	run.Wrap = fakeSandbox{err: errors.New("bwrap: not installed"), released: &released}
 	got = Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: spec}, run)
 	assert.Check(t, !got.Passed)
-	assert.Equal(t, got.Message, "cannot confine `echo \"in $SANDBOXED\"` with fake: bwrap: not installed")
+	assert.Equal(t, got.Message, "cannot run `echo \"in $SANDBOXED\"`: sandbox fake: bwrap: not installed")
 }
