@@ -54,6 +54,22 @@ type Request struct {
 	Options  Options      `json:"options"`
 }
 
+// Step is the 1-based number of the step the request asks for: one more than the
+// assistant messages already in the conversation. Providers derive call ids from it, and
+// the oracle picks its reference call by it, so a retried step gets the same answer.
+func (r *Request) Step() int { return StepOf(r.Messages) }
+
+// StepOf is Request.Step for a bare conversation.
+func StepOf(msgs []Message) int {
+	n := 1
+	for _, m := range msgs {
+		if m.Role == RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
 // Usage is what a provider reports about one response.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`

@@ -70,7 +70,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 // pieces, the tool calls whole, then a final "done" record with the metrics).
 func ollamaBody(reply Reply, rec Request, started time.Time) body {
 	u := usage(reply, len(rec.Messages))
-	st := step(rec.Messages)
+	st := model.StepOf(rec.Messages)
 	name := rec.Model
 	if name == "" {
 		name = "fake"

@@ -107,7 +107,7 @@ func errorType(status int) string {
 // argument fragments, the finish reason, usage when asked for, [DONE]).
 func openaiBody(reply Reply, rec Request, includeUsage bool) body {
 	u := usage(reply, len(rec.Messages))
-	st := step(rec.Messages)
+	st := model.StepOf(rec.Messages)
 	name := rec.Model
 	if name == "" {
 		name = "fake"

@@ -241,14 +241,3 @@ func argsObject(c Call) json.RawMessage {
 	}
 	return c.Args
 }
-
-// step is the 1-based step a conversation is at.
-func step(msgs []model.Message) int {
-	n := 1
-	for _, m := range msgs {
-		if m.Role == model.RoleAssistant {
-			n++
-		}
-	}
-	return n
-}

@@ -51,7 +51,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 			Message: "connection dropped: the response ended before its final record",
 		}
 	}
-	return acc.response(stepNumber(req)), nil
+	return acc.response(req.Step()), nil
 }
 
 const chatPath = "/api/chat"

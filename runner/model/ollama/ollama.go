@@ -16,7 +16,6 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/internal/msgcache"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
@@ -103,15 +102,4 @@ func HostURL(s string) *url.URL {
 		port = defaultPort
 	}
 	return &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: path}
-}
-
-// stepNumber is the 1-based number of the step req asks for.
-func stepNumber(req *model.Request) int {
-	n := 1
-	for _, msg := range req.Messages {
-		if msg.Role == model.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }

@@ -103,7 +103,7 @@ func (m *Model) stream(ctx context.Context, creq goopenai.ChatCompletionRequest,
 // id (some local servers) is made up, unique within the conversation.
 func toolCall(id, name, args string, req *model.Request, i int) model.ToolCall {
 	if id == "" {
-		id = fmt.Sprintf("call_%d_%d", stepNumber(req), i+1)
+		id = fmt.Sprintf("call_%d_%d", req.Step(), i+1)
 	}
 	return model.ToolCall{ID: id, Name: name, Arguments: argsRaw(args)}
 }
@@ -134,14 +134,4 @@ func argsString(raw json.RawMessage) string {
 		return "{}"
 	}
 	return trimmed
-}
-
-func stepNumber(req *model.Request) int {
-	n := 1
-	for _, msg := range req.Messages {
-		if msg.Role == model.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }

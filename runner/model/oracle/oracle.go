@@ -40,12 +40,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	step := 0
-	for _, msg := range req.Messages {
-		if msg.Role == model.RoleAssistant {
-			step++
-		}
-	}
+	step := req.Step() - 1 // index of the reference call
 	if step >= len(m.calls) {
 		return &model.Response{Content: FinalText, Model: "oracle"}, nil
 	}
