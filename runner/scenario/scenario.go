@@ -5,7 +5,6 @@ package scenario
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace"
 	"github.com/agentrunner/runner/tools"
+	toolexec "github.com/agentrunner/runner/tools/exec"
 )
 
 // Options are shared by every scenario of a run.
@@ -276,22 +276,25 @@ func (r *runState) finish() {
 	}
 }
 
-// setupCommand runs setup commands through run_in_terminal, so they get the same
-// environment, limits and sandbox as the agent's commands.
+// setupCommand runs setup commands as the agent's commands run (tools/exec.RunShell), so
+// they get the same environment, limits and sandbox.
 func (r *runState) setupCommand(ws *tools.Workspace) workspace.CommandFunc {
 	return func(ctx context.Context, _ string, command string, _ map[string]string) (string, int, error) {
-		args, _ := json.Marshal(map[string]any{"command": command, "timeout_seconds": 300})
-		res := r.opts.Catalog.Run(ctx, "run_in_terminal", args, ws)
-		code, _ := res.Metadata["exit_code"].(int)
-		if res.Error != nil && res.Error.Code != tools.CodeExecutionError {
-			return res.Output, code, errors.New(res.Error.Message)
+		res, err := toolexec.RunShell(ctx, ws, command, setupTimeout)
+		switch {
+		case err != nil:
+			return "", -1, err
+		case res.TimedOut:
+			return res.Output, res.ExitCode, fmt.Errorf("timed out after %s", setupTimeout)
+		case res.Canceled:
+			return res.Output, res.ExitCode, ctx.Err()
 		}
-		if !res.Success && code == 0 {
-			code = -1
-		}
-		return res.Output, code, nil
+		return res.Output, res.ExitCode, nil
 	}
 }
+
+// setupTimeout bounds each setup command, as run_in_terminal's longest timeout did.
+const setupTimeout = 300 * time.Second
 
 type startEvent struct {
 	Task     string        `json:"task"`
