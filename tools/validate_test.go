@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -211,4 +212,14 @@ func TestRawSchemaErrors(t *testing.T) {
 	got = list.Validate(map[string]any{"p": "b"})
 	assert.Equal(t, len(got), 1)
 	assert.Check(t, strings.Contains(got[0], "'(arguments)': ") && strings.Contains(got[0], "^a"), got[0])
+}
+
+// ValidName accepts exactly what the providers' pattern ^[a-zA-Z0-9_-]{1,64}$ accepts.
+func TestValidName(t *testing.T) {
+	pattern := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	names := []string{"", "a", "read_file", "srv__tool", "Tool-9", "a b", "a.b", "a/b", "é", "x\x00",
+		strings.Repeat("a", 64), strings.Repeat("a", 65), "ok\n", "-", "_"}
+	for _, n := range names {
+		assert.Equal(t, tools.ValidName(n), pattern.MatchString(n), "%q", n)
+	}
 }

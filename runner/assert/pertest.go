@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentrunner/runner/runner/result"
@@ -142,7 +143,7 @@ func problemText(p *junitProblem) string {
 }
 
 // pytestLine is one line of pytest's -rA short test summary.
-var pytestLine = regexp.MustCompile(`^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$`)
+var pytestLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$`) })
 
 // pytestStatus maps the summary's words to outcomes. XFAIL (an expected failure) and XPASS
 // (non-strict) leave pytest's exit code at 0, so they count as passed.
@@ -162,7 +163,7 @@ func ParsePytest(out string) []result.Test {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		m := pytestLine.FindStringSubmatch(strings.TrimRight(sc.Text(), "\r"))
+		m := pytestLine().FindStringSubmatch(strings.TrimRight(sc.Text(), "\r"))
 		if m == nil {
 			continue
 		}

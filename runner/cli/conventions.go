@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -53,8 +54,8 @@ func unknownCommand(app *cli.App, args []string) error {
 }
 
 var (
-	badValue   = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (.*)$`)
-	notDefined = regexp.MustCompile(`^flag provided but not defined: -+([\w-]+)$`)
+	badValue   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (.*)$`) })
+	notDefined = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+([\w-]+)$`) })
 )
 
 // usageErrors makes every command's flag errors name the flag and the form it expects,
@@ -72,10 +73,10 @@ func usageErrors(cmds []*cli.Command, path string) {
 
 func explainFlagError(cmd string, flags []cli.Flag, err error) error {
 	msg := err.Error()
-	if m := notDefined.FindStringSubmatch(msg); m != nil {
+	if m := notDefined().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("%s: unknown flag --%s (see runner %s --help)", cmd, m[1], cmd)
 	}
-	m := badValue.FindStringSubmatch(msg)
+	m := badValue().FindStringSubmatch(msg)
 	if m == nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}

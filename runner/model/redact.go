@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // redactedSecret replaces the credentials of a URL, as net/url's Redacted does.
@@ -28,7 +29,9 @@ func RedactURL(rawURL string) string {
 }
 
 // userinfo matches the credentials of a URL inside free text: scheme://USER[:PASSWORD]@.
-var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s/?#@"'<>:]*)(:[^\s/?#@"'<>]*)?@`)
+var userinfo = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s/?#@"'<>:]*)(:[^\s/?#@"'<>]*)?@`)
+})
 
 // RedactText redacts the credentials of every URL in s (an error message that quotes a
 // request URL) as RedactURL does.
@@ -36,8 +39,8 @@ func RedactText(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
-	return userinfo.ReplaceAllStringFunc(s, func(m string) string {
-		g := userinfo.FindStringSubmatch(m)
+	return userinfo().ReplaceAllStringFunc(s, func(m string) string {
+		g := userinfo().FindStringSubmatch(m)
 		if g[3] != "" {
 			return g[1] + g[2] + ":" + redactedSecret + "@"
 		}

@@ -135,7 +135,7 @@ func (l *loader) toolsDefined(n ast.Node, field string) {
 // with a built-in tool, an alias, task_complete or another defined tool.
 func (l *loader) definedName(n ast.Node, field, name string) bool {
 	switch {
-	case !command.NamePattern.MatchString(name):
+	case !tools.ValidName(name):
 		l.d.fail(n, field, "invalid tool name %q: use letters, digits, _ and -, at most 64 characters (what model providers accept)", name)
 	case strings.Contains(name, "__"):
 		l.d.fail(n, field, "invalid tool name %q: \"__\" is reserved for MCP servers' tools (server__tool)", name)

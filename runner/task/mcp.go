@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -30,7 +31,7 @@ type MCPServer struct {
 
 var (
 	mcpFields      = []string{"name", "command", "args", "env", "timeout"}
-	mcpServerName  = regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`)
+	mcpServerName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`) })
 	maxMCPNameLen  = 30 // leaves room for the tool's name within providers' 64
 	maxMCPCallTime = 10 * time.Minute
 )
@@ -111,7 +112,7 @@ func resolveNextTo(dir, p string, isCommand bool) string {
 // providers accept and must not contain the separator.
 func (l *loader) mcpName(n ast.Node, field, name string) bool {
 	switch {
-	case !mcpServerName.MatchString(name) || len(name) > maxMCPNameLen:
+	case !mcpServerName().MatchString(name) || len(name) > maxMCPNameLen:
 		l.d.fail(n, field, "invalid server name %q: letters, digits, - and single _, at most %d characters (it prefixes the tools' names: %s%stool)", name, maxMCPNameLen, name, mcp.Separator)
 	case contains(l.mcpNames, name):
 		l.d.fail(n, field, "server %q is declared twice", name)

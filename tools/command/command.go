@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -43,13 +42,9 @@ type Def struct {
 // DefaultTimeout bounds a call when the definition sets none (run_in_terminal's default).
 const DefaultTimeout = 30 * time.Second
 
-// NamePattern is what providers accept as a tool name (OpenAI and Anthropic:
-// ^[a-zA-Z0-9_-]{1,64}$), so a defined tool can be offered to every model.
-var NamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // New checks a definition and returns its tool.
 func New(d Def) (tools.Tool, error) {
-	if !NamePattern.MatchString(d.Name) {
+	if !tools.ValidName(d.Name) {
 		return nil, fmt.Errorf("tool name %q: want letters, digits, _ and -, at most 64", d.Name)
 	}
 	if strings.TrimSpace(d.Command) == "" {

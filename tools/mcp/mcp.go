@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -57,8 +56,6 @@ type Server struct {
 	session *sdk.ClientSession
 	tools   []tools.Tool
 }
-
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Start runs the server in ws (the working directory is ws's root), performs the MCP
 // handshake and lists its tools. The server lives until Close or until ctx ends. An error
@@ -162,7 +159,7 @@ func (s *Server) Close() {
 
 func (s *Server) newTool(t *sdk.Tool) (tools.Tool, error) {
 	name := s.opts.Name + Separator + t.Name
-	if !toolName.MatchString(name) {
+	if !tools.ValidName(name) {
 		return nil, fmt.Errorf("tool %q: %q is not a name model providers accept (letters, digits, _ and -, at most 64)", t.Name, name)
 	}
 	// The SDK's client decodes the schema as JSON into a map; anything else (null, an

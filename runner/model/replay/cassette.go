@@ -258,7 +258,9 @@ func (c *Cassette) load(e Entry) (*Recording, error) {
 
 // secretName matches environment variables that hold credentials, as the sandbox's
 // environment filter does.
-var secretName = regexp.MustCompile(`(?i)KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH`)
+})
 
 // secrets returns a function that blanks out, in a file about to be written, the values
 // of credential variables and the passwords and user names of URLs in the environment
@@ -269,7 +271,7 @@ func (c *Cassette) secrets() func([]byte) []byte {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		v := c.getenv(name)
-		if secretName.MatchString(name) && len(v) >= 6 {
+		if secretName().MatchString(name) && len(v) >= 6 {
 			values = append(values, v)
 		}
 		if u, err := url.Parse(strings.TrimSpace(v)); err == nil && u.User != nil {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
@@ -125,14 +126,16 @@ func canonicalArgs(raw json.RawMessage) json.RawMessage {
 // agent did the same: timestamps (terminal_last_command's "Executed at"), durations
 // that tests print ("ok example.com/x 0.004s", "in 0.12s", "35ms") and the name of
 // the scenario's temporary workspace.
-var volatile = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?` +
-	`|\b\d+\.\d+(?:s|ms|µs|us|ns)\b|\b\d+(?:ms|µs|us|ns)\b` +
-	`|runner-[^\s/"']*-\d+`)
+var volatile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?` +
+		`|\b\d+\.\d+(?:s|ms|µs|us|ns)\b|\b\d+(?:ms|µs|us|ns)\b` +
+		`|runner-[^\s/"']*-\d+`)
+})
 
 // maskVolatile replaces volatile text with a fixed mark, so that replaying a run whose
 // commands print the time asks the recorded question.
 func maskVolatile(s string) string {
-	return volatile.ReplaceAllStringFunc(s, func(m string) string {
+	return volatile().ReplaceAllStringFunc(s, func(m string) string {
 		switch {
 		case strings.HasPrefix(m, "runner-"):
 			return "runner-<workspace>"

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentrunner/runner/runner/model"
 )
@@ -172,13 +173,13 @@ func fromObject(raw json.RawMessage) (model.ToolCall, bool) {
 	return model.ToolCall{Name: strings.TrimSpace(name), Arguments: args}, true
 }
 
-var nameField = regexp.MustCompile(`"name"\s*:\s*"([^"\\]{1,100})"`)
+var nameField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"name"\s*:\s*"([^"\\]{1,100})"`) })
 
 // malformed is the call for text that is clearly meant as one but does not parse: the
 // name if one can be read, the text itself as the arguments.
 func malformed(text string) model.ToolCall {
 	name := unreadable
-	if m := nameField.FindStringSubmatch(text); m != nil {
+	if m := nameField().FindStringSubmatch(text); m != nil {
 		name = m[1]
 	}
 	args, _ := json.Marshal(strings.TrimSpace(text))

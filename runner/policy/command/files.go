@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -198,9 +199,11 @@ var credentialPaths = []string{
 }
 
 var (
-	otherHome      = regexp.MustCompile(`^(?:/root|/home/[^/]+|/Users/[^/]+)(?:/(.*))?$`)
-	systemSecrets  = regexp.MustCompile(`^(?:/etc/(?:shadow|gshadow|sudoers|security/opasswd)(?:[-.].*)?|/etc/sudoers\.d(?:/.*)?|/etc/ssh/ssh_host_[^/]*key|/proc/[^/]+/environ|/proc/[^/]+/task/[^/]+/environ)$`)
-	credentialSubs = regexp.MustCompile(`[=:,]`)
+	otherHome     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:/root|/home/[^/]+|/Users/[^/]+)(?:/(.*))?$`) })
+	systemSecrets = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:/etc/(?:shadow|gshadow|sudoers|security/opasswd)(?:[-.].*)?|/etc/sudoers\.d(?:/.*)?|/etc/ssh/ssh_host_[^/]*key|/proc/[^/]+/environ|/proc/[^/]+/task/[^/]+/environ)$`)
+	})
+	credentialSubs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[=:,]`) })
 )
 
 // homeRel returns abs relative to a home directory, when it lies in one.
@@ -211,7 +214,7 @@ func (c *checker) homeRel(abs string) (string, bool) {
 	if strings.HasPrefix(abs, c.home+"/") {
 		return abs[len(c.home)+1:], true
 	}
-	if m := otherHome.FindStringSubmatch(abs); m != nil {
+	if m := otherHome().FindStringSubmatch(abs); m != nil {
 		return m[1], true
 	}
 	return "", false
@@ -223,7 +226,7 @@ func (c *checker) credential(abs string) bool {
 	if c.inside(abs) {
 		return false
 	}
-	if systemSecrets.MatchString(abs) || globsSecret(abs) {
+	if systemSecrets().MatchString(abs) || globsSecret(abs) {
 		return true
 	}
 	rel, ok := c.homeRel(abs)
@@ -266,7 +269,7 @@ func checkCredentials(c *checker, cmd *simpleCmd) string {
 	}
 	for _, w := range words {
 		cands := []arg{w}
-		if parts := credentialSubs.Split(w.Value, -1); len(parts) > 1 {
+		if parts := credentialSubs().Split(w.Value, -1); len(parts) > 1 {
 			for _, p := range parts[1:] {
 				cands = append(cands, arg{Value: p})
 			}

@@ -3,6 +3,7 @@ package command
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Programs that run another program given as their arguments, and the options of each
@@ -146,13 +147,13 @@ var interpreters = map[string]string{ // name -> options that take inline code
 	"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "php": "rR", "lua": "e", "deno": "",
 }
 
-var pythonName = regexp.MustCompile(`^python[0-9.]*$`)
+var pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python[0-9.]*$`) })
 
 func isShell(name string) bool { return shells[name] }
 
 // isInterpreter is true for shells and for languages that run code from stdin.
 func isInterpreter(name string) bool {
-	if shells[name] || pythonName.MatchString(name) {
+	if shells[name] || pythonName().MatchString(name) {
 		return true
 	}
 	_, ok := interpreters[name]
@@ -166,7 +167,7 @@ func interpreterArgs(c *simpleCmd) (code bool, stdin bool, first *arg) {
 	name := c.Name()
 	codeOpts, valueOpts := "c", "oO"
 	switch {
-	case pythonName.MatchString(name):
+	case pythonName().MatchString(name):
 		codeOpts, valueOpts = "cm", "WXQ"
 	case !shells[name]:
 		codeOpts, valueOpts = interpreters[name], "IrMmx"
