@@ -92,6 +92,12 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 	return r.res
 }
 
+// readier is a model whose pre-flight check may still be running: session.Models starts
+// the checks in the background, so that their round trip overlaps the scenario's setup.
+type readier interface {
+	Ready(ctx context.Context) error
+}
+
 type runState struct {
 	t    *task.Task
 	opts Options
@@ -239,6 +245,14 @@ func (r *runState) run(ctx context.Context, repeat int) {
 		decider = protectDecider{next: pol, protect: protect, manifest: manifest}
 	}
 
+	// The model's pre-flight check ran while the workspace was prepared; an interrupt or
+	// timeout meanwhile is the agent loop's to report.
+	if rd, ok := m.(readier); ok {
+		if err := rd.Ready(ctx); err != nil && ctx.Err() == nil {
+			r.errorf("%v", err)
+			return
+		}
+	}
 	out, stuck := r.runAgent(ctx, agent.Config{
 		System: system, Prompt: t.Prompt, Model: m, Options: t.ModelOptions,
 		Tools: toolset, Policy: decider, Work: ws, Record: r, MaxSteps: maxSteps, Now: r.now,

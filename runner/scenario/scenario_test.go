@@ -301,6 +301,60 @@ func TestRunModelErrors(t *testing.T) {
 	assert.NilError(t, err, "result.json is written even when the model cannot be opened")
 }
 
+// pendingModel is a model whose pre-flight check is still running, as session.Models
+// hands out: Ready blocks until the check ends.
+type pendingModel struct {
+	*scriptModel
+	waited chan struct{} // closed when Ready is first called
+	result chan error
+	once   sync.Once
+	onWait func() // called when Ready is first called
+}
+
+func (p *pendingModel) Ready(ctx context.Context) error {
+	p.once.Do(func() {
+		p.onWait()
+		close(p.waited)
+	})
+	select {
+	case err := <-p.result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A model's check still running does not hold up the workspace: the setup has run when
+// the scenario waits for it. A check that then fails errors the scenario with its
+// message, before any request reaches the model.
+func TestRunWaitsForModelCheckAfterSetup(t *testing.T) {
+	tk := parseTask(t, "prompt: p\nworkspace:\n  setup: [\"echo ready > setup.txt\"]\nassert:\n  - completed: true\n")
+	for _, checkErr := range []error{nil, errors.New("ollama: model qwen not found; run: ollama pull qwen")} {
+		p := &pendingModel{scriptModel: script(complete), waited: make(chan struct{}), result: make(chan error, 1)}
+		opts := runOptions(t, p)
+		opts.KeepWorkspaces = true
+		var setupDone []string
+		p.onWait = func() { setupDone, _ = filepath.Glob(filepath.Join(opts.WorkspaceParent, "*", "setup.txt")) }
+		go func() {
+			<-p.waited
+			p.result <- checkErr
+		}()
+		res := run(t, tk, opts)
+		assert.Equal(t, len(setupDone), 1, "the setup ran before the scenario waited for the check")
+		evs := events(t, res)
+		if checkErr == nil {
+			assert.Equal(t, res.Status, result.Passed, res.Reason)
+			assert.Equal(t, p.stepCount(), 1)
+			continue
+		}
+		assert.Equal(t, res.Status, result.Errored)
+		assert.Equal(t, res.Reason, checkErr.Error())
+		assert.Equal(t, p.stepCount(), 0, "no request after a failed check")
+		assert.Equal(t, len(eventsOf(evs, transcript.TypeRequest)), 0)
+		assert.Equal(t, len(eventsOf(evs, transcript.TypeSetup)), 1)
+	}
+}
+
 func TestRunInterrupted(t *testing.T) {
 	tk := parseTask(t, "prompt: p\nassert:\n  - completed: true\n")
 	m := &scriptModel{delay: time.Minute, responses: []*model.Response{reply(complete)}}

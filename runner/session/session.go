@@ -72,13 +72,20 @@ type Models struct {
 	Override string
 	open     providers.OpenOptions
 	mu       sync.Mutex
-	checked  map[string]error
+	checks   map[string]*check
+}
+
+// check is one model's pre-flight check, running in the background: err is set before
+// done is closed.
+type check struct {
+	done chan struct{}
+	err  error
 }
 
 // NewModels returns a model set that opens models with open; override ("" for none)
 // replaces every task's model.
 func NewModels(override string, open providers.OpenOptions) *Models {
-	return &Models{Override: override, open: open, checked: map[string]error{}}
+	return &Models{Override: override, open: open, checks: map[string]*check{}}
 }
 
 // Name is the model a task runs on: the override, else the task's, else DefaultModel.
@@ -98,9 +105,11 @@ type BadNameError struct{ Err error }
 func (e *BadNameError) Error() string { return e.Err.Error() }
 func (e *BadNameError) Unwrap() error { return e.Err }
 
-// Preflight checks every distinct model once, before the first scenario. A name that does
-// not parse is a *BadNameError; a model that is unreachable or missing errors its
-// scenarios later (ForTask), and the run goes on with the others.
+// Preflight starts the check of every distinct model, once, in the background: a round
+// trip to the server that the scenarios' setup (transcript, workspace, setup commands)
+// need not wait for. A name that does not parse is a *BadNameError, found before
+// Preflight returns; a model that is unreachable or missing errors its scenarios later
+// (ForTask, or Ready before the agent starts), and the run goes on with the others.
 func (m *Models) Preflight(ctx context.Context, tasks []*task.Task) error {
 	names := map[string]bool{}
 	for _, t := range tasks {
@@ -116,22 +125,36 @@ func (m *Models) Preflight(ctx context.Context, tasks []*task.Task) error {
 		if err != nil {
 			return &BadNameError{Err: err}
 		}
-		err = providers.Check(ctx, mod)
+		c := &check{done: make(chan struct{})}
 		m.mu.Lock()
-		m.checked[name] = err
+		m.checks[name] = c
 		m.mu.Unlock()
+		go func() {
+			defer close(c.done)
+			c.err = providers.Check(ctx, mod)
+		}()
 	}
 	return nil
 }
 
-// ForTask opens the model of t, or returns the error its pre-flight check found.
+// ForTask opens the model of t, or returns the error its pre-flight check found. While
+// the check still runs, the model it returns waits for it: in Ready, which the scenario
+// calls before the agent starts, and in Step.
 func (m *Models) ForTask(t *task.Task) (model.Model, error) {
 	name := m.Name(t)
 	m.mu.Lock()
-	err := m.checked[name]
+	c := m.checks[name]
 	m.mu.Unlock()
-	if err != nil {
-		return nil, err
+	pending := false
+	if c != nil {
+		select {
+		case <-c.done:
+			if c.err != nil {
+				return nil, c.err
+			}
+		default:
+			pending = true
+		}
 	}
 	o := m.open
 	o.Reference = ReferenceCalls(t)
@@ -139,8 +162,39 @@ func (m *Models) ForTask(t *task.Task) (model.Model, error) {
 	if o.ToolCallParser == "" { // --tool-call-parser wins over the task's
 		o.ToolCallParser = t.ToolCallParser
 	}
-	return providers.Open(name, o)
+	mod, err := providers.Open(name, o)
+	if err != nil || !pending {
+		return mod, err
+	}
+	return &checked{Model: mod, check: c}, nil
 }
+
+// checked is a model whose pre-flight check was still running when it was opened.
+type checked struct {
+	model.Model
+	check *check
+}
+
+// Ready waits for the model's pre-flight check and returns what it found.
+func (c *checked) Ready(ctx context.Context) error {
+	select {
+	case <-c.check.done:
+		return c.check.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Step sends the request once the check has passed.
+func (c *checked) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := c.Ready(ctx); err != nil {
+		return nil, err
+	}
+	return c.Model.Step(ctx, req)
+}
+
+// Unwrap returns the model inside, for providers.Check and the other lookups.
+func (c *checked) Unwrap() model.Model { return c.Model }
 
 // Judge opens a judge assertion's model (PROVIDER:MODEL) with the run's streaming,
 // timeout and retries.

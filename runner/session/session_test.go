@@ -1,14 +1,20 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools/catalog"
@@ -56,4 +62,43 @@ func TestPrepareCache(t *testing.T) {
 	st, err := os.Stat(dir)
 	assert.NilError(t, err)
 	assert.Assert(t, st.IsDir())
+}
+
+// Preflight returns before the model's check has answered; the model ForTask hands out
+// meanwhile waits for the check in Ready and in Step, and a failed check is then the
+// error of every later ForTask. No chat request is sent after a failed check.
+func TestPreflightRunsInBackground(t *testing.T) {
+	release := make(chan struct{})
+	var chats atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			<-release
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		chats.Add(1)
+		http.Error(w, "unexpected", http.StatusTeapot)
+	}))
+	defer srv.Close()
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": "k"}
+	models := NewModels("openai:m", providers.OpenOptions{Getenv: func(k string) string { return env[k] }, Retries: 1})
+	tk := &task.Task{Name: "t"}
+	assert.NilError(t, models.Preflight(t.Context(), []*task.Task{tk}))
+
+	m, err := models.ForTask(tk)
+	assert.NilError(t, err, "the check has not answered yet")
+	rd, ok := m.(interface{ Ready(context.Context) error })
+	assert.Assert(t, ok, "a model whose check is pending has Ready")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, rd.Ready(ctx), context.Canceled)
+
+	close(release)
+	err = rd.Ready(t.Context())
+	assert.ErrorContains(t, err, "rejected the key")
+	_, err = m.Step(t.Context(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+	assert.ErrorContains(t, err, "rejected the key")
+	assert.Equal(t, chats.Load(), int32(0))
+	_, err = models.ForTask(tk)
+	assert.ErrorContains(t, err, "rejected the key")
 }
