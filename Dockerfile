@@ -9,7 +9,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=""
-RUN CGO_ENABLED=0 go build -trimpath \
+RUN CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs \
       -ldflags "-s -w -X github.com/agentrunner/runner/runner/version.Version=${VERSION}" \
       -o /out/runner .
 
