@@ -156,6 +156,13 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
+	// The models' checks run in the background from here on (see session.Models.Preflight).
+	models := session.NewModels(opts.Model, opts.ReachOptions.open(providers.OpenOptions{
+		Stream: opts.Stream, RequestTimeout: opts.RequestTimeout, Retries: opts.Retries,
+	}))
+	if err := preflight(ctx, "run", models, tasks); err != nil {
+		return err
+	}
 	tty := isatty.IsTerminal(fdOf(opts.Stdout))
 	if opts.TTY != nil {
 		tty = *opts.TTY
@@ -166,9 +173,6 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		return err
 	}
 
-	models := session.NewModels(opts.Model, opts.ReachOptions.open(providers.OpenOptions{
-		Stream: opts.Stream, RequestTimeout: opts.RequestTimeout, Retries: opts.Retries,
-	}))
 	sandboxes := session.NewSandboxes(opts.Sandbox, opts.Stderr)
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: output directory: %w", err)}
@@ -176,9 +180,6 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	cacheDir, err := session.PrepareCache(opts.CacheDir)
 	if err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: --cache-dir: %w", err)}
-	}
-	if err := preflight(ctx, "run", models, tasks); err != nil {
-		return err
 	}
 	sandboxes.ProbeAll(tasks)
 
