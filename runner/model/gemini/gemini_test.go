@@ -1,13 +1,17 @@
 package gemini
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/tools/catalog"
 )
 
 // A thinking model's thoughtSignature goes back with its call in later requests, the
@@ -94,4 +98,64 @@ func TestEndpoints(t *testing.T) {
 	_, err = New(Config{Model: "m", APIKey: "k", BaseURL: "http://alice:s3cret@host:bad port/"})
 	assert.ErrorContains(t, err, "is not a URL")
 	assert.Assert(t, err != nil && !strings.Contains(err.Error(), "s3cret"), "%v", err)
+}
+
+// One Model serves parallel scenarios: steps at once share its signatures and tool cache.
+func TestConcurrentSteps(t *testing.T) {
+	const n = 8
+	replies := make([]reply, 2*n)
+	for i := range replies {
+		replies[i] = ok(firstAnswer)
+	}
+	rec := startRecorder(t, replies)
+	m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL})
+	assert.NilError(t, err)
+	specs := catalog.Default().Specs()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			resp, err := m.Step(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, Tools: specs})
+			if err != nil {
+				errs <- err
+				return
+			}
+			msgs := []model.Message{{Role: model.RoleUser, Content: "go"}, {Role: model.RoleAssistant, ToolCalls: resp.ToolCalls}}
+			_, err = m.Step(context.Background(), &model.Request{Messages: msgs, Tools: specs})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NilError(t, err)
+	}
+	reqs := rec.requests()
+	assert.Equal(t, len(reqs), 2*n)
+	signed := 0
+	for _, r := range reqs {
+		if strings.Contains(string(r.Body), `"thoughtSignature":"c2lnbmF0dXJlLTE="`) {
+			signed++
+		}
+	}
+	assert.Equal(t, signed, n)
+}
+
+// A cancelled step is the caller's: not temporary, wrapping context.Canceled, and without
+// a deadline there is no x-server-timeout.
+func TestCancelAndNoDeadline(t *testing.T) {
+	rec := startRecorder(t, []reply{ok(secondAnswer)})
+	m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL})
+	assert.NilError(t, err)
+	_, err = m.Step(context.Background(), hi)
+	assert.NilError(t, err)
+	assert.Equal(t, rec.requests()[0].Header.Get("X-Server-Timeout"), "")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = m.Step(ctx, hi)
+	var pe *model.ProviderError
+	assert.Assert(t, errors.As(err, &pe))
+	assert.Assert(t, !pe.Temporary)
+	assert.Assert(t, errors.Is(err, context.Canceled), "%v", err)
 }
