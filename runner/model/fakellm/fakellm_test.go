@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -80,4 +81,23 @@ func TestLoadScriptReadsDurations(t *testing.T) {
 	assert.Equal(t, s.Replies[0].RetryAfter, "1")
 	assert.Equal(t, s.Replies[1].Delay.String(), "1.5s")
 	assert.Equal(t, *s.Replies[2].ToolCalls[0].RawArgs, "{oops")
+}
+
+// Gemini's stream is server-sent events only with ?alt=sse; without it the real API
+// sends one JSON array, so the fake refuses a client that forgets it.
+func TestGeminiStreamWantsAltSSE(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Replies: []fakellm.Reply{fakellm.Text("ok")}})
+	defer srv.Close()
+	post := func(query string) int {
+		req, err := http.NewRequest(http.MethodPost, srv.URL()+"/v1beta/models/m:streamGenerateContent"+query,
+			strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+		assert.NilError(t, err)
+		req.Header.Set("x-goog-api-key", "k")
+		resp, err := http.DefaultClient.Do(req)
+		assert.NilError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, post(""), http.StatusBadRequest)
+	assert.Equal(t, post("?alt=sse"), http.StatusOK)
 }

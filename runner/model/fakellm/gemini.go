@@ -12,7 +12,9 @@ import (
 )
 
 // geminiRequest is the body of generateContent; its contents are the SDK's own types,
-// which carry the wire's field names.
+// which carry the wire's field names. The SDK is not in the runner (runner/model/gemini
+// speaks REST with types of its own), so the fake reading requests with the SDK's types
+// is a second, independent check of what the client sends.
 type geminiRequest struct {
 	Contents          []*genai.Content `json:"contents"`
 	SystemInstruction *genai.Content   `json:"systemInstruction"`
@@ -43,6 +45,11 @@ func (s *Server) geminiGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Header.Get("X-Goog-Api-Key") == "" {
 		geminiError(w, http.StatusForbidden, "fakellm: the x-goog-api-key header is required")
+		return
+	}
+	if method == "streamGenerateContent" && r.URL.Query().Get("alt") != "sse" {
+		// Without alt=sse the real API streams one JSON array, which no client here reads.
+		geminiError(w, http.StatusBadRequest, "fakellm: streamGenerateContent wants ?alt=sse")
 		return
 	}
 	var req geminiRequest

@@ -1,38 +1,43 @@
-// Package gemini is the model provider for Google's Gemini API (generateContent), through
-// the official SDK (google.golang.org/genai). Tools are function declarations rendered by
-// tools/format; calls are functionCall parts and results go back as functionResponse
-// parts.
+// Package gemini is the model provider for Google's Gemini API: generateContent, or
+// streamGenerateContent as server-sent events, spoken over plain net/http with types of
+// its own. Tools are function declarations rendered by tools/format; calls are
+// functionCall parts and results go back as functionResponse parts.
+//
+// The official SDK (google.golang.org/genai) is not linked into the runner: its
+// dependencies (grpc, opencensus, s2a, protobuf...) cost about 3 ms of every runner start,
+// Gemini used or not, and 12 MB of binary. It is this package's test oracle instead:
+// conformance_test.go sends the same conversations through both and holds this client to
+// the SDK's requests, and to the SDK's reading of the same responses.
 package gemini
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"strings"
 	"sync"
-	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
-	"github.com/agentrunner/runner/runner/model/internal/wire"
-	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/format"
 )
 
 // DefaultBaseURL is used when GEMINI_BASE_URL is not set.
 const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
+
+// apiVersion is the SDK's API version for the Gemini API.
+const apiVersion = "v1beta"
 
 // Config configures a Model: the model name, GEMINI_BASE_URL ("" means DefaultBaseURL), GEMINI_API_KEY.
 type Config = model.ClientConfig
 
 // Model talks to one Gemini model. It is safe for concurrent use.
 type Model struct {
-	cfg    Config
-	client *genai.Client
-	tools  toolcache.Cache[[]*genai.Tool]
+	cfg Config
+	// generateURL and streamURL are the two endpoints, built once.
+	generateURL, streamURL string
+	tools                  toolcache.Cache[json.RawMessage]
 
 	// signatures keeps the thoughtSignature of each call the model made, by call id:
 	// thinking models want it back with the call in later requests, and the neutral
@@ -49,19 +54,32 @@ func New(cfg Config) (*Model, error) {
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("gemini: GEMINI_API_KEY is not set")
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
+	// The SDK refuses these at every request; a name cannot change, so say it now.
+	if strings.ContainsAny(cfg.Model, "?&") || strings.Contains(cfg.Model, "..") {
+		return nil, fmt.Errorf("gemini: invalid model name %q", cfg.Model)
 	}
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:      cfg.APIKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  wire.Client(cfg.HTTPClient, wire.ArgsObject), // for the status and Retry-After of errors
-		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
-	})
+	cfg = cfg.WithDefaults(DefaultBaseURL)
+	base, err := url.Parse(cfg.BaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("gemini: %w", err)
+		// Not wrapped: url's error quotes the URL, password and all.
+		return nil, fmt.Errorf("gemini: GEMINI_BASE_URL %s is not a URL", model.RedactURL(cfg.BaseURL))
 	}
-	return &Model{cfg: cfg, client: client, signatures: map[string][]byte{}}, nil
+	// The SDK's model resource name and URL: BASE/v1beta/models/NAME:METHOD.
+	name := cfg.Model
+	if !strings.HasPrefix(name, "models/") && !strings.HasPrefix(name, "tunedModels/") {
+		name = "models/" + name
+	}
+	endpoint := func(method, query string) string {
+		u := base.JoinPath(apiVersion + "/" + name + ":" + method)
+		u.RawQuery = query
+		return u.String()
+	}
+	return &Model{
+		cfg:         cfg,
+		generateURL: endpoint("generateContent", ""),
+		streamURL:   endpoint("streamGenerateContent", "alt=sse"),
+		signatures:  map[string][]byte{},
+	}, nil
 }
 
 // Name returns "gemini:MODEL".
@@ -72,222 +90,120 @@ func (m *Model) Host() string { return model.RedactURL(m.cfg.BaseURL) }
 
 // Step sends the conversation to generateContent (or streamGenerateContent).
 func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
-	contents, config, err := m.request(req)
+	body, err := m.request(req)
 	if err != nil {
 		return nil, err
 	}
-	ctx, capture := wire.WithCapture(ctx)
-	out := &model.Response{}
-	finished := false
-	add := func(resp *genai.GenerateContentResponse) error {
-		if resp.ModelVersion != "" {
-			out.Model = resp.ModelVersion
+	acc := &accumulator{m: m, step: req.Step()}
+	if m.cfg.Stream {
+		err = m.stream(ctx, body, acc)
+	} else {
+		err = m.generate(ctx, body, acc)
+	}
+	if err != nil {
+		return nil, m.providerError(err)
+	}
+	return &acc.out, nil
+}
+
+// generate asks generateContent, again with the continuation token for as long as the
+// answer says it stopped early, as the SDK's GenerateContent does.
+func (m *Model) generate(ctx context.Context, body *generateRequest, acc *accumulator) error {
+	var total *usageMetadata
+	for hop := 0; ; hop++ {
+		resp, err := m.generateOnce(ctx, body)
+		if err != nil {
+			return err
 		}
-		if u := resp.UsageMetadata; u != nil {
-			out.Usage = model.Usage{PromptTokens: int(u.PromptTokenCount), CompletionTokens: int(u.CandidatesTokenCount)}
+		total = total.plus(resp.UsageMetadata)
+		resp.UsageMetadata = total
+		if hop > 0 && len(resp.Candidates) == 0 {
+			// The SDK merges a continuation without candidates into the answer so far.
+			resp.PromptFeedback = nil
 		}
-		if len(resp.Candidates) == 0 {
-			if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
-				return &model.ProviderError{Provider: "gemini", Host: m.Host(), Message: fmt.Sprintf("prompt blocked: %s %s", pf.BlockReason, pf.BlockReasonMessage)}
-			}
+		if err := acc.add(resp); err != nil {
+			return err
+		}
+		if hop == 0 && len(resp.Candidates) == 0 {
+			return &model.ProviderError{Provider: "gemini", Host: m.Host(), Message: "unexpected response: no candidates"}
+		}
+		token := continuation(resp)
+		if token == nil {
 			return nil
 		}
-		c := resp.Candidates[0]
-		finished = finished || c.FinishReason != ""
-		if c.Content == nil {
-			return nil
+		if hop+1 >= maxHops {
+			return &badResponse{fmt.Errorf("the answer still asked to be continued after %d requests", maxHops)}
 		}
-		for _, p := range c.Content.Parts {
-			switch {
-			case p.FunctionCall != nil:
-				out.ToolCalls = append(out.ToolCalls, m.toolCall(p, req.Step(), len(out.ToolCalls)))
-			case p.Text != "" && !p.Thought:
-				out.Content += p.Text
-			}
+		body.ContinuationToken = token
+	}
+}
+
+// generateOnce makes one generateContent request.
+func (m *Model) generateOnce(ctx context.Context, body *generateRequest) (*generateResponse, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("gemini: encode request: %w", err)
+	}
+	resp, err := m.post(ctx, m.generateURL, b)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return nil, statusError(resp)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		// A body cut short is a failed connection, whatever half of it would parse as.
+		return nil, fmt.Errorf("read response body: %w", err)
+	}
+	var out generateResponse
+	if len(raw) > 0 { // an empty body is an answer without candidates, as in the SDK
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, &badResponse{fmt.Errorf("decode generateContent response: %w", err)}
+		}
+	}
+	return &out, nil
+}
+
+// accumulator gathers the answer from one response, or from the events of a stream.
+type accumulator struct {
+	m    *Model
+	step int
+	out  model.Response
+	// finished is set by the finish reason that ends an answer.
+	finished bool
+}
+
+// add takes in one response: its usage (a running total), text and calls. Thoughts are
+// not part of the answer.
+func (a *accumulator) add(r *generateResponse) error {
+	if r.ModelVersion != "" {
+		a.out.Model = r.ModelVersion
+	}
+	if u := r.UsageMetadata; u != nil {
+		a.out.Usage = model.Usage{PromptTokens: int(u.PromptTokenCount), CompletionTokens: int(u.CandidatesTokenCount)}
+	}
+	if len(r.Candidates) == 0 {
+		if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
+			return &model.ProviderError{Provider: "gemini", Host: a.m.Host(),
+				Message: strings.TrimSpace("prompt blocked: " + pf.BlockReason + " " + pf.BlockReasonMessage)}
 		}
 		return nil
 	}
-	if m.cfg.Stream {
-		for resp, err := range m.client.Models.GenerateContentStream(ctx, m.cfg.Model, contents, config) {
-			if err != nil {
-				return nil, m.providerError(err, capture)
-			}
-			if err := add(resp); err != nil {
-				return nil, err
-			}
-		}
-		if !finished {
-			return nil, &model.ProviderError{Provider: "gemini", Host: m.Host(), Temporary: true,
-				Message: "connection dropped: the stream ended before a finishReason"}
-		}
-		return out, nil
+	c := &r.Candidates[0]
+	a.finished = a.finished || c.FinishReason != ""
+	if c.Content == nil {
+		return nil
 	}
-	resp, err := m.client.Models.GenerateContent(ctx, m.cfg.Model, contents, config)
-	if err != nil {
-		return nil, m.providerError(err, capture)
-	}
-	if err := add(resp); err != nil {
-		return nil, err
-	}
-	if len(resp.Candidates) == 0 {
-		return nil, &model.ProviderError{Provider: "gemini", Host: m.Host(), Message: "unexpected response: no candidates"}
-	}
-	return out, nil
-}
-
-// toolCall makes a neutral call of a functionCall part. Gemini's API gives calls no id,
-// so one is made up from the step, as the loop would.
-func (m *Model) toolCall(p *genai.Part, step, i int) model.ToolCall {
-	fc := p.FunctionCall
-	id := fc.ID
-	if id == "" {
-		id = fmt.Sprintf("call_%d_%d", step, i+1)
-	}
-	args, err := json.Marshal(fc.Args)
-	if err != nil || fc.Args == nil {
-		args = json.RawMessage("{}")
-	}
-	if len(p.ThoughtSignature) > 0 {
-		m.mu.Lock()
-		m.signatures[id] = p.ThoughtSignature
-		m.mu.Unlock()
-	}
-	return model.ToolCall{ID: id, Name: fc.Name, Arguments: args}
-}
-
-// request translates a neutral request. System messages become the system instruction;
-// parts of one role in a row share a turn, so the results of a turn's calls go back
-// together, in the order of the calls.
-func (m *Model) request(req *model.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
-	config := &genai.GenerateContentConfig{}
-	var err error
-	if config.Tools, err = m.tools.Get(req.Tools, renderTools); err != nil {
-		return nil, nil, err
-	}
-	o := req.Options
-	if o.Temperature != nil {
-		t := float32(*o.Temperature)
-		config.Temperature = &t
-	}
-	if o.TopP != nil {
-		p := float32(*o.TopP)
-		config.TopP = &p
-	}
-	if o.Seed != nil {
-		s := int32(*o.Seed)
-		config.Seed = &s
-	}
-	if o.MaxTokens > 0 {
-		config.MaxOutputTokens = int32(o.MaxTokens)
-	}
-	var contents []*genai.Content
-	add := func(role string, parts ...*genai.Part) {
-		if n := len(contents); n > 0 && contents[n-1].Role == role {
-			contents[n-1].Parts = append(contents[n-1].Parts, parts...)
-			return
-		}
-		contents = append(contents, &genai.Content{Role: role, Parts: parts})
-	}
-	var system []*genai.Part
-	for _, msg := range req.Messages {
-		switch msg.Role {
-		case model.RoleSystem:
-			system = append(system, &genai.Part{Text: msg.Content})
-		case model.RoleUser:
-			add(genai.RoleUser, &genai.Part{Text: msg.Content})
-		case model.RoleTool:
-			add(genai.RoleUser, &genai.Part{FunctionResponse: &genai.FunctionResponse{
-				Name: msg.ToolName, Response: map[string]any{"output": msg.Content},
-			}})
-		case model.RoleAssistant:
-			var parts []*genai.Part
-			if msg.Content != "" {
-				parts = append(parts, &genai.Part{Text: msg.Content})
-			}
-			for _, tc := range msg.ToolCalls {
-				m.mu.Lock()
-				sig := m.signatures[tc.ID]
-				m.mu.Unlock()
-				parts = append(parts, &genai.Part{ThoughtSignature: sig, FunctionCall: &genai.FunctionCall{Name: tc.Name, Args: argsMap(tc.Arguments)}})
-			}
-			if len(parts) == 0 {
-				parts = append(parts, &genai.Part{Text: " "}) // a turn needs a part
-			}
-			add(genai.RoleModel, parts...)
+	for i := range c.Content.Parts {
+		p := &c.Content.Parts[i]
+		switch {
+		case p.FunctionCall != nil:
+			a.out.ToolCalls = append(a.out.ToolCalls, a.m.toolCall(p, a.step, len(a.out.ToolCalls)))
+		case p.Text != "" && !p.Thought:
+			a.out.Content += p.Text
 		}
 	}
-	if len(system) > 0 {
-		config.SystemInstruction = &genai.Content{Parts: system}
-	}
-	return contents, config, nil
-}
-
-// argsMap is a call's arguments as the object functionCall wants; a string holding one is
-// unwrapped, anything else is sent empty.
-func argsMap(raw json.RawMessage) map[string]any {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		raw = json.RawMessage(s)
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil || m == nil {
-		return map[string]any{}
-	}
-	return m
-}
-
-// renderTools turns the shared Gemini rendering into the SDK's declarations, through
-// JSON: the SDK's types carry the wire's field names.
-func renderTools(specs []tools.Spec) ([]*genai.Tool, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(format.Gemini(specs))
-	if err != nil {
-		return nil, fmt.Errorf("gemini: render tools: %w", err)
-	}
-	var tool genai.Tool
-	if err := json.Unmarshal(b, &tool); err != nil {
-		return nil, fmt.Errorf("gemini: render tools: %w", err)
-	}
-	return []*genai.Tool{&tool}, nil
-}
-
-// providerError maps the SDK's errors to a classified ProviderError.
-func (m *Model) providerError(err error, capture *wire.Capture) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &model.ProviderError{Provider: "gemini", Host: m.Host(), Err: err}
-	}
-	var pe *model.ProviderError
-	if errors.As(err, &pe) {
-		return err
-	}
-	status, retryAfterHeader := capture.Status()
-	retryAfter, _ := model.ParseRetryAfter(retryAfterHeader, time.Now())
-	var apiErr genai.APIError
-	var apiErrPtr *genai.APIError
-	switch {
-	case errors.As(err, &apiErr):
-	case errors.As(err, &apiErrPtr):
-		apiErr = *apiErrPtr
-	default:
-		pe = model.TransportError("gemini", m.Host(), err)
-		if !pe.Temporary {
-			pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-		}
-		return pe
-	}
-	code := apiErr.Code
-	if code == 0 {
-		code = status
-	}
-	msg := apiErr.Message
-	if apiErr.Status != "" && !strings.Contains(msg, apiErr.Status) {
-		msg = apiErr.Status + ": " + msg
-	}
-	if code == 0 {
-		// An error object inside a 200 stream: the server gave up mid-answer.
-		return &model.ProviderError{Provider: "gemini", Host: m.Host(), Message: msg, Err: err}
-	}
-	return model.HTTPError("gemini", m.Host(), code, msg, retryAfter, err)
+	return nil
 }
