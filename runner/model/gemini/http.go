@@ -32,7 +32,7 @@ type generateResponse struct {
 type candidate struct {
 	Content      *content `json:"content"`
 	FinishReason string   `json:"finishReason"`
-	// ContinuationToken resumes an answer the server stopped early (see continue.go).
+	// ContinuationToken resumes an answer the server stopped early (see continuation in stream.go).
 	ContinuationToken []byte `json:"continuationToken"`
 }
 
