@@ -3,8 +3,8 @@ package search
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -97,24 +97,27 @@ type grepRun struct {
 
 // search reads and searches one file; buf is the worker's reusable read buffer.
 func (r *grepRun) search(ws *tools.Workspace, f fileRef, buf []byte) (fileResult, []byte) {
-	var data []byte
+	var fh io.ReadCloser
 	var err error
+	o := readOpts{limit: maxGrepFileBytes, textOnly: true}
 	if f.link {
-		var fh *os.File
-		if fh, err = ws.Root().Open(f.rel); err == nil {
-			data, err = readAll(fh.Read, buf, readOpts{limit: maxGrepFileBytes, textOnly: true})
-			_ = fh.Close()
-		}
+		fh, err = ws.Root().Open(f.rel)
 	} else {
-		data, err = f.dir.h.readFile(f.name, buf, readOpts{limit: maxGrepFileBytes, textOnly: true, shortEOF: true})
-	}
-	if cap(data) <= 4<<20 {
-		buf = data[:0] // keep the grown buffer, unless one huge file would pin it
+		fh, err = f.dir.h.openFile(f.name)
+		o.shortEOF = fileShortEOF
 	}
 	if err != nil {
 		return fileResult{}, buf
 	}
-	return fileResult{searched: true, lines: formatMatches(f.rel, r.plan.m.find(data, r.plan.max+1, nil))}, buf
+	lines, data, err := r.plan.m.scan(fh, f.rel, buf, o, r.plan.max+1)
+	_ = fh.Close()
+	if cap(data) <= 4<<20 {
+		buf = data[:0] // keep a grown buffer, unless one huge line would pin it
+	}
+	if err != nil {
+		return fileResult{}, buf
+	}
+	return fileResult{searched: true, lines: lines}, buf
 }
 
 // record stores a file's result and advances the done prefix, cutting the search off
@@ -158,23 +161,9 @@ func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
 }
 
-// formatMatches renders matches as "path:line: text".
-func formatMatches(rel string, ms []lineMatch) []string {
-	if len(ms) == 0 {
-		return nil
-	}
-	out := make([]string, len(ms))
-	var sb strings.Builder
-	for i, m := range ms {
-		sb.Reset()
-		sb.WriteString(rel)
-		sb.WriteByte(':')
-		sb.WriteString(strconv.Itoa(m.line))
-		sb.WriteString(": ")
-		sb.WriteString(clipLine(m.text, m.col))
-		out[i] = sb.String()
-	}
-	return out
+// formatMatch renders a match as "path:line: text".
+func formatMatch(rel string, m lineMatch) string {
+	return rel + ":" + strconv.Itoa(m.line) + ": " + clipLine(m.text, m.col)
 }
 
 // clipLine returns text as valid UTF-8, cut to about maxLineBytes around col when longer.

@@ -3,6 +3,7 @@
 package search
 
 import (
+	"io"
 	"io/fs"
 	"os"
 )
@@ -34,15 +35,10 @@ func (h *dirHandle) readDir() ([]fs.DirEntry, error) {
 	return f.ReadDir(-1)
 }
 
-// readFile reads the file name into buf (reused when large enough).
-func (h *dirHandle) readFile(name string, buf []byte, o readOpts) ([]byte, error) {
-	f, err := h.root.Open(name)
-	if err != nil {
-		return buf[:0], err
-	}
-	defer f.Close()
-	o.shortEOF = false // os.File reports the end itself
-	return readAll(f.Read, buf, o)
-}
+// fileShortEOF is false: os.File reports the end of a file itself.
+const fileShortEOF = false
+
+// openFile opens the file name for reading.
+func (h *dirHandle) openFile(name string) (io.ReadCloser, error) { return h.root.Open(name) }
 
 func (h *dirHandle) close() error { return h.root.Close() }

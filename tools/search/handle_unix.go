@@ -4,6 +4,7 @@ package search
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 
@@ -41,16 +42,25 @@ func (h *dirHandle) openDir(name string) (*dirHandle, error) {
 
 func (h *dirHandle) readDir() ([]fs.DirEntry, error) { return h.f.ReadDir(-1) }
 
-// readFile reads the regular file name into buf (reused when large enough). O_NONBLOCK
-// keeps a FIFO swapped in after the listing from blocking the search.
-func (h *dirHandle) readFile(name string, buf []byte, o readOpts) ([]byte, error) {
+// fileShortEOF says that a short read from openFile's reader is the end of the file.
+const fileShortEOF = true
+
+// openFile opens the regular file name for reading. O_NONBLOCK keeps a FIFO swapped in
+// after the listing from blocking the search; O_NOFOLLOW keeps a symlink swapped in from
+// leading out of the workspace.
+func (h *dirHandle) openFile(name string) (io.ReadCloser, error) {
 	fd, err := openat(h.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK)
 	if err != nil {
-		return buf[:0], &fs.PathError{Op: "openat", Path: name, Err: err}
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
-	defer unix.Close(fd)
-	return readAll(func(p []byte) (int, error) { return readFd(fd, p) }, buf, o)
+	return fdReader(fd), nil
 }
+
+// fdReader reads an open file descriptor.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) { return readFd(int(r), p) }
+func (r fdReader) Close() error               { return unix.Close(int(r)) }
 
 func (h *dirHandle) close() error { return h.f.Close() }
 

@@ -185,7 +185,7 @@ func (w *walker) read(n *dirNode) {
 	}
 	for _, e := range entries {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {
-			if data, err := n.h.readFile(".gitignore", nil, readOpts{limit: maxIgnoreBytes, shortEOF: true}); err == nil {
+			if data, err := n.h.readFile(".gitignore", readOpts{limit: maxIgnoreBytes}); err == nil {
 				n.ign = n.ign.push(parseIgnore(n.rel, data))
 			}
 			break
@@ -301,11 +301,11 @@ var (
 	errBinary   = errors.New("binary file")
 )
 
-// readOpts say how readAll reads a file.
+// readOpts say how a file is read.
 type readOpts struct {
 	limit int // fail with errTooLarge beyond this many bytes
-	// textOnly stops with errBinary as soon as the first binaryProbe bytes hold a NUL, so
-	// that large binaries are not read in full only to be skipped.
+	// textOnly (for scan) stops with errBinary as soon as the first binaryProbe bytes
+	// hold a NUL, so that large binaries are not read in full only to be skipped.
 	textOnly bool
 	// shortEOF takes a short read as the end of the file, saving the read that would
 	// return 0. That holds for regular files: only pipes, sockets and devices return less
@@ -313,35 +313,35 @@ type readOpts struct {
 	shortEOF bool
 }
 
-// readAll reads to end of file into buf, growing it as needed.
-func readAll(read func([]byte) (int, error), buf []byte, o readOpts) ([]byte, error) {
-	b := buf[:0]
-	if cap(b) < 512 {
-		b = make([]byte, 0, 64<<10)
+// readFile reads the whole of the file name in h.
+func (h *dirHandle) readFile(name string, o readOpts) ([]byte, error) {
+	f, err := h.openFile(name)
+	if err != nil {
+		return nil, err
 	}
-	probed := !o.textOnly
+	defer f.Close()
+	o.shortEOF = fileShortEOF
+	return readAll(f, o)
+}
+
+// readAll reads r to its end, failing with errTooLarge beyond o.limit bytes.
+func readAll(r io.Reader, o readOpts) ([]byte, error) {
+	b := make([]byte, 0, 4<<10)
 	for {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, cap(b))
 		}
 		want := cap(b) - len(b)
-		n, err := read(b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
-		eof := errors.Is(err, io.EOF) || (err == nil && (n == 0 || (o.shortEOF && n < want)))
-		if !probed && (len(b) >= binaryProbe || eof) {
-			probed = true
-			if isBinary(b) {
-				return b, errBinary
-			}
-		}
 		if len(b) > o.limit {
-			return b, errTooLarge
+			return nil, errTooLarge
 		}
-		if eof {
+		if errors.Is(err, io.EOF) || (err == nil && (n == 0 || (o.shortEOF && n < want))) {
 			return b, nil
 		}
 		if err != nil {
-			return b, err
+			return nil, err
 		}
 	}
 }
