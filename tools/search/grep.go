@@ -199,7 +199,7 @@ func grepFile(ws *tools.Workspace, plan *grepPlan) (grepSummary, *tools.Error) {
 		return grepSummary{}, tools.FileError(err, plan.target)
 	}
 	defer f.Close()
-	lines, _, err := plan.m.scan(f, plan.target, nil, readOpts{limit: maxGrepFileBytes, textOnly: true}, plan.max+1)
+	lines, _, err := plan.m.scan(f, ".", plan.target, nil, readOpts{limit: maxGrepFileBytes, textOnly: true}, plan.max+1)
 	switch {
 	case errors.Is(err, errBinary):
 		return grepSummary{binary: true}, nil

@@ -101,7 +101,7 @@ func (r *grepRun) search(ws *tools.Workspace, f fileRef, buf []byte) (fileResult
 	var err error
 	o := readOpts{limit: maxGrepFileBytes, textOnly: true}
 	if f.link {
-		fh, err = ws.Root().Open(f.rel)
+		fh, err = ws.Root().Open(f.rel())
 	} else {
 		fh, err = f.dir.h.openFile(f.name)
 		o.shortEOF = fileShortEOF
@@ -109,7 +109,7 @@ func (r *grepRun) search(ws *tools.Workspace, f fileRef, buf []byte) (fileResult
 	if err != nil {
 		return fileResult{}, buf
 	}
-	lines, data, err := r.plan.m.scan(fh, f.rel, buf, o, r.plan.max+1)
+	lines, data, err := r.plan.m.scan(fh, f.dir.rel, f.name, buf, o, r.plan.max+1)
 	_ = fh.Close()
 	if cap(data) <= 4<<20 {
 		buf = data[:0] // keep a grown buffer, unless one huge line would pin it
@@ -161,9 +161,13 @@ func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
 }
 
-// formatMatch renders a match as "path:line: text".
-func formatMatch(rel string, m lineMatch) string {
-	return rel + ":" + strconv.Itoa(m.line) + ": " + clipLine(m.text, m.col)
+// formatMatch renders a match in file name of directory dir as "path:line: text".
+func formatMatch(dir, name string, m lineMatch) string {
+	line, text := strconv.Itoa(m.line), clipLine(m.text, m.col)
+	if dir == "." {
+		return name + ":" + line + ": " + text
+	}
+	return dir + "/" + name + ":" + line + ": " + text
 }
 
 // clipLine returns text as valid UTF-8, cut to about maxLineBytes around col when longer.

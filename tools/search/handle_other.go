@@ -4,7 +4,6 @@ package search
 
 import (
 	"io"
-	"io/fs"
 	"os"
 )
 
@@ -26,13 +25,13 @@ func openStartDir(root *os.Root, rel string) (*dirHandle, error) {
 // openDir opens the child directory name.
 func (h *dirHandle) openDir(name string) (*dirHandle, error) { return openStartDir(h.root, name) }
 
-func (h *dirHandle) readDir() ([]fs.DirEntry, error) {
+func (h *dirHandle) readDir() ([]dirEntry, error) {
 	f, err := h.root.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	return osDirEntries(f.ReadDir(-1))
 }
 
 // fileShortEOF is false: os.File reports the end of a file itself.

@@ -18,7 +18,7 @@ import (
 // without following links, cannot leave the directory, so this keeps os.Root's guarantee.
 // The root directory of a walk is itself opened through the workspace's os.Root.
 type dirHandle struct {
-	f  *os.File
+	f  *os.File // owns fd; nil where readDir works on fd alone (Linux)
 	fd int
 }
 
@@ -37,10 +37,8 @@ func (h *dirHandle) openDir(name string) (*dirHandle, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
-	return &dirHandle{f: os.NewFile(uintptr(fd), name), fd: fd}, nil
+	return newDirHandle(fd, name), nil
 }
-
-func (h *dirHandle) readDir() ([]fs.DirEntry, error) { return h.f.ReadDir(-1) }
 
 // fileShortEOF says that a short read from openFile's reader is the end of the file.
 const fileShortEOF = true
@@ -62,7 +60,12 @@ type fdReader int
 func (r fdReader) Read(p []byte) (int, error) { return readFd(int(r), p) }
 func (r fdReader) Close() error               { return unix.Close(int(r)) }
 
-func (h *dirHandle) close() error { return h.f.Close() }
+func (h *dirHandle) close() error {
+	if h.f != nil {
+		return h.f.Close()
+	}
+	return unix.Close(h.fd)
+}
 
 func openat(dirfd int, name string, flags int) (int, error) {
 	for {

@@ -14,14 +14,14 @@ import (
 // A variable so that tests can make files span many chunks.
 var chunkSize = 128 << 10
 
-// scan reads a file through r and returns its first limit matching lines, rendered as
-// "rel:line: text". It reads the file into buf (reused when large enough), searches the
+// scan reads file name of directory dir through r and returns its first limit matching
+// lines, rendered as "path:line: text". It reads the file into buf (reused when large enough), searches the
 // complete lines read so far and moves the partial last line to the front before reading
 // on; the buffer grows only for a line longer than itself. A matcher that needs the whole
 // file at once (see matcher.whole) gets it. The errors are errBinary, errTooLarge (beyond
 // o.limit bytes) and r's own; a file that ends in one yields no lines, as if it had been
 // read in full before it was searched.
-func (m *matcher) scan(r io.Reader, rel string, buf []byte, o readOpts, limit int) ([]string, []byte, error) {
+func (m *matcher) scan(r io.Reader, dir, name string, buf []byte, o readOpts, limit int) ([]string, []byte, error) {
 	b := buf[:0]
 	if cap(b) < 512 {
 		b = make([]byte, 0, chunkSize)
@@ -71,7 +71,7 @@ func (m *matcher) scan(r io.Reader, rel string, buf []byte, o readOpts, limit in
 			ms = m.find(b[:end], limit-found, ms[:0])
 			for _, x := range ms {
 				x.line += lines
-				out = append(out, formatMatch(rel, x))
+				out = append(out, formatMatch(dir, name, x))
 			}
 			found += len(ms)
 			if !eof && found < limit {

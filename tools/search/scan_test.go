@@ -24,7 +24,7 @@ func withChunkSize(t *testing.T, n int) {
 func wholeFind(m *matcher, rel string, data []byte, limit int) []string {
 	var out []string
 	for _, x := range m.find(data, limit, nil) {
-		out = append(out, formatMatch(rel, x))
+		out = append(out, formatMatch(".", rel, x))
 	}
 	return out
 }
@@ -76,7 +76,7 @@ func TestScanChunksAgainstWholeFile(t *testing.T) {
 		for name, mk := range readers {
 			rd, short := mk()
 			// Without textOnly, nothing holds the first binaryProbe bytes back from the search.
-			got, _, err := m.scan(rd, "f", nil, readOpts{limit: 1 << 20, shortEOF: short}, limit)
+			got, _, err := m.scan(rd, ".", "f", nil, readOpts{limit: 1 << 20, shortEOF: short}, limit)
 			assert.NilError(t, err)
 			assert.Check(t, is.DeepEqual(got, want), "%s reader, pattern %q, limit %d, on %q", name, p.pat, limit, data)
 		}
@@ -92,14 +92,14 @@ func TestScanLimitsAndErrors(t *testing.T) {
 	text := []byte(strings.Repeat("hit\n", 2000)) // 8000 bytes, 16 chunks
 
 	// A file over the size limit yields nothing, even once the match limit is reached early.
-	_, _, err = m.scan(bytes.NewReader(text), "f", nil, readOpts{limit: len(text) - 1, shortEOF: true}, 3)
+	_, _, err = m.scan(bytes.NewReader(text), ".", "f", nil, readOpts{limit: len(text) - 1, shortEOF: true}, 3)
 	assert.Assert(t, errors.Is(err, errTooLarge))
-	got, _, err := m.scan(bytes.NewReader(text), "f", nil, readOpts{limit: len(text), shortEOF: true}, 3)
+	got, _, err := m.scan(bytes.NewReader(text), ".", "f", nil, readOpts{limit: len(text), shortEOF: true}, 3)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, got, []string{"f:1: hit", "f:2: hit", "f:3: hit"})
 
 	// Line numbers carry across chunks.
-	got, _, err = m.scan(bytes.NewReader(text), "f", nil, readOpts{limit: 1 << 20, shortEOF: true}, 5000)
+	got, _, err = m.scan(bytes.NewReader(text), ".", "f", nil, readOpts{limit: 1 << 20, shortEOF: true}, 5000)
 	assert.NilError(t, err)
 	assert.Equal(t, len(got), 2000)
 	assert.Equal(t, got[1999], "f:2000: hit")
@@ -107,28 +107,28 @@ func TestScanLimitsAndErrors(t *testing.T) {
 	// A NUL in the first binaryProbe bytes makes the file binary, however it is read.
 	bin := append(bytes.Repeat([]byte("hit\n"), binaryProbe/4-1), 0)
 	for _, rd := range []ioReader{bytes.NewReader(bin), iotest.OneByteReader(bytes.NewReader(bin))} {
-		_, _, err = m.scan(rd, "f", nil, readOpts{limit: 1 << 20, textOnly: true}, 10)
+		_, _, err = m.scan(rd, ".", "f", nil, readOpts{limit: 1 << 20, textOnly: true}, 10)
 		assert.Assert(t, errors.Is(err, errBinary))
 	}
 	// Beyond the probe it does not.
 	late := append(bytes.Repeat([]byte("hit\n"), binaryProbe/4), 0)
-	got, _, err = m.scan(bytes.NewReader(late), "f", nil, readOpts{limit: 1 << 20, textOnly: true, shortEOF: true}, 1)
+	got, _, err = m.scan(bytes.NewReader(late), ".", "f", nil, readOpts{limit: 1 << 20, textOnly: true, shortEOF: true}, 1)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, got, []string{"f:1: hit"})
 
 	// A read error is returned, with no lines.
 	boom := errors.New("boom")
-	got, _, err = m.scan(iotest.ErrReader(boom), "f", nil, readOpts{limit: 1 << 20}, 10)
+	got, _, err = m.scan(iotest.ErrReader(boom), ".", "f", nil, readOpts{limit: 1 << 20}, 10)
 	assert.Assert(t, errors.Is(err, boom))
 	assert.Assert(t, got == nil)
 	rd := iotest.TimeoutReader(bytes.NewReader(text)) // fails on the second read
-	got, _, err = m.scan(rd, "f", nil, readOpts{limit: 1 << 20, shortEOF: true}, 10)
+	got, _, err = m.scan(rd, ".", "f", nil, readOpts{limit: 1 << 20, shortEOF: true}, 10)
 	assert.Assert(t, errors.Is(err, iotest.ErrTimeout))
 	assert.Assert(t, got == nil)
 
 	// The buffer grows for a line longer than itself, and is handed back for reuse.
 	long := strings.Repeat("x", 5000) + "hit\nhit\n"
-	got, buf, err := m.scan(strings.NewReader(long), "f", make([]byte, 0, 1024), readOpts{limit: 1 << 20, shortEOF: true}, 10)
+	got, buf, err := m.scan(strings.NewReader(long), ".", "f", make([]byte, 0, 1024), readOpts{limit: 1 << 20, shortEOF: true}, 10)
 	assert.NilError(t, err)
 	assert.Equal(t, len(got), 2)
 	assert.Assert(t, cap(buf) >= 5000)
