@@ -60,6 +60,15 @@ type fdReader int
 func (r fdReader) Read(p []byte) (int, error) { return readFd(int(r), p) }
 func (r fdReader) Close() error               { return unix.Close(int(r)) }
 
+// Size implements sizer.
+func (r fdReader) Size() (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(r), &st); err != nil {
+		return 0, &fs.PathError{Op: "fstat", Path: "", Err: err}
+	}
+	return st.Size, nil
+}
+
 func (h *dirHandle) close() error {
 	if h.f != nil {
 		return h.f.Close()

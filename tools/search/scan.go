@@ -36,7 +36,16 @@ func (m *matcher) scan(r io.Reader, dir, name string, buf []byte, o readOpts, li
 	)
 	for {
 		if len(b) == cap(b) {
-			b = slices.Grow(b, cap(b)) // a line longer than the buffer, or a whole file
+			// A line longer than the buffer, or a whole file. Past a first doubling, which
+			// suffices for most long lines, make room for the rest of the file at once when
+			// r can tell its size, rather than leave a trail of doublings behind.
+			more := cap(b)
+			if s, ok := r.(sizer); ok && cap(b) > chunkSize {
+				if size, err := s.Size(); err == nil {
+					more = max(more, int(min(size, int64(o.limit)+1))-total+1)
+				}
+			}
+			b = slices.Grow(b, more)
 		}
 		want := cap(b) - len(b)
 		n, err := r.Read(b[len(b):cap(b)])
@@ -86,3 +95,6 @@ func (m *matcher) scan(r io.Reader, dir, name string, buf []byte, o readOpts, li
 }
 
 var newline = []byte{'\n'}
+
+// sizer is a file that can tell its size.
+type sizer interface{ Size() (int64, error) }

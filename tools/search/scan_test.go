@@ -147,3 +147,33 @@ func TestReadAll(t *testing.T) {
 	_, err = readAll(iotest.TimeoutReader(strings.NewReader(text)), readOpts{limit: len(text)})
 	assert.Assert(t, errors.Is(err, iotest.ErrTimeout))
 }
+
+// sizedReader is a reader that tells its size, as a file does.
+type sizedReader struct {
+	*bytes.Reader
+	err error
+}
+
+func (r sizedReader) Size() (int64, error) { return r.Reader.Size(), r.err }
+
+// A line longer than the buffer doubles it once, then makes room for the rest of a file
+// whose size is known, in one step.
+func TestScanGrowsForLongLines(t *testing.T) {
+	withChunkSize(t, 512)
+	m, err := newMatcher("needle", false, false)
+	assert.NilError(t, err)
+	text := []byte("a\n" + strings.Repeat("x", 20000) + "needle\nneedle\n")
+	for _, sizeErr := range []error{nil, errors.New("no size")} {
+		got, buf, err := m.scan(sizedReader{bytes.NewReader(text), sizeErr}, ".", "f", nil, readOpts{limit: 1 << 20, shortEOF: true}, 10)
+		assert.NilError(t, err)
+		assert.Equal(t, len(got), 2)
+		assert.Equal(t, got[1], "f:3: needle")
+		if sizeErr == nil {
+			assert.Assert(t, cap(buf) < 2*len(text), "grown to the file, not past it: %d", cap(buf))
+		}
+	}
+	// Through the workspace, where files tell their size.
+	ws, _ := newWorkspace(t, map[string]string{"long.txt": string(text)})
+	res := ok(t, ws, "grep_search", `{"pattern":"needle"}`)
+	assert.DeepEqual(t, lines(res.Output), []string{"long.txt:2: …" + strings.Repeat("x", maxLineBytes-len("needle")) + "needle", "long.txt:3: needle"})
+}
