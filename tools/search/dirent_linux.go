@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,10 +21,11 @@ import (
 
 func newDirHandle(fd int, _ string) *dirHandle { return &dirHandle{fd: fd} }
 
-// direntBuf is a getdents64 buffer and the names parsed from it, reused across listings.
+// direntBuf is a getdents64 buffer and what is parsed from it, reused across listings.
 type direntBuf struct {
 	raw   [32 << 10]byte
 	names []byte // NUL-terminated names
+	ents  []dirEntry
 }
 
 var direntBufs = sync.Pool{New: func() any { return new(direntBuf) }}
@@ -38,8 +40,7 @@ const (
 func (h *dirHandle) readDir() ([]dirEntry, error) {
 	b := direntBufs.Get().(*direntBuf)
 	defer direntBufs.Put(b)
-	b.names = b.names[:0]
-	var ents []dirEntry
+	b.names, b.ents = b.names[:0], b.ents[:0]
 	for {
 		n, err := unix.Getdents(h.fd, b.raw[:])
 		if errors.Is(err, unix.EINTR) {
@@ -59,7 +60,7 @@ func (h *dirHandle) readDir() ([]dirEntry, error) {
 			if !ok {
 				return // gone since the listing
 			}
-			ents = append(ents, dirEntry{typ: mode})
+			b.ents = append(b.ents, dirEntry{typ: mode})
 			b.names = append(b.names, name...)
 			b.names = append(b.names, 0)
 		})
@@ -68,6 +69,7 @@ func (h *dirHandle) readDir() ([]dirEntry, error) {
 		}
 	}
 	// One string holds every name; each entry's name is a slice of it.
+	ents := slices.Clone(b.ents)
 	all := string(b.names)
 	for i := range ents {
 		end := strings.IndexByte(all, 0)

@@ -130,6 +130,9 @@ type walker struct {
 	// fileRefs makes every emitted file hold its directory's handle open until the
 	// consumer calls done (grep reads the file later, on another goroutine).
 	fileRefs bool
+	// beforeWait, when set, is called before the walk waits for a directory listing
+	// (grep hands the files it has gathered to its workers).
+	beforeWait func()
 
 	stopped atomic.Bool
 	readers sync.WaitGroup
@@ -279,11 +282,18 @@ func (w *walker) read(n *dirNode) {
 func (w *walker) visit(ctx context.Context, n *dirNode, emit func(fileRef) bool) bool {
 	select {
 	case <-n.ready:
-	case <-ctx.Done():
-		w.stop()
-		// n's reader may still be setting n.h: the handle is left to finish, which waits
-		// for every reader before it closes what they opened.
-		return false
+	default:
+		if w.beforeWait != nil {
+			w.beforeWait()
+		}
+		select {
+		case <-n.ready:
+		case <-ctx.Done():
+			w.stop()
+			// n's reader may still be setting n.h: the handle is left to finish, which
+			// waits for every reader before it closes what they opened.
+			return false
+		}
 	}
 	defer n.release()
 	if n.err != nil {
