@@ -11,7 +11,13 @@
 # "path:line:" output, -s / -i for the case mode; fd -H -s -t f -g matches file names by a
 # case-sensitive glob, as a slash-free pattern does for file_search. Both skip binary files
 # and ignored paths. Queries have fewer matches than our result caps, so both sides do the
-# same work, except where a line says otherwise.
+# same work, except where a line says otherwise. grep_search has no count-only mode, so
+# there is no row against rg -c.
+#
+# The goal is a ratio of at most 1.05 on the like-for-like rows. Each ratio is of medians
+# taken in the same run, the two commands alternating, so that load from other processes
+# falls on both; on a shared machine compare ratios, not times, over RUNS=21 or more, and
+# note the load average printed below.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/benchcmd" ./tools/search/internal/benchcmd
 
 echo "corpus: $SRC ($(find "$SRC" -type f | wc -l) files); $RUNS runs each; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$(rg --version | head -1); $("$FD" --version)"
+echo "$(rg --version | sed -n 1p); $("$FD" --version)"
 
 compare() { "$tmp/benchcmd" compare -dir "$SRC" -n "$RUNS" "$@"; }
 RG=(rg -n --no-heading --hidden --no-require-git)

@@ -104,7 +104,7 @@ func (FileSearch) Execute(ctx context.Context, args tools.Args, ws *tools.Worksp
 	err := w.walk(ctx, plan.start, ancestorIgnores(ws, plan.start), func(f fileRef) bool {
 		total++
 		if len(found) < MaxFileResults {
-			found = append(found, f.rel)
+			found = append(found, f.rel())
 		}
 		return true
 	})

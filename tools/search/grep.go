@@ -199,7 +199,7 @@ func grepFile(ws *tools.Workspace, plan *grepPlan) (grepSummary, *tools.Error) {
 		return grepSummary{}, tools.FileError(err, plan.target)
 	}
 	defer f.Close()
-	data, err := readAll(f.Read, nil, readOpts{limit: maxGrepFileBytes, textOnly: true})
+	lines, _, err := plan.m.scan(f, ".", plan.target, nil, readOpts{limit: maxGrepFileBytes, textOnly: true}, plan.max+1)
 	switch {
 	case errors.Is(err, errBinary):
 		return grepSummary{binary: true}, nil
@@ -209,7 +209,6 @@ func grepFile(ws *tools.Workspace, plan *grepPlan) (grepSummary, *tools.Error) {
 	case err != nil:
 		return grepSummary{}, tools.FileError(err, plan.target)
 	}
-	lines := formatMatches(plan.target, plan.m.find(data, plan.max+1, nil))
 	sum := grepSummary{searched: 1, lines: lines}
 	if len(lines) > plan.max {
 		sum.lines, sum.truncated = lines[:plan.max], true

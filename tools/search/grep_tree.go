@@ -3,9 +3,10 @@ package search
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
-	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,10 @@ import (
 // kept by number, and once the files numbered 0..k are all done and hold more than max
 // matches, nothing after k can be shown: the walk stops and later files are skipped. The
 // result is thus exactly what a sequential search would give, however the work interleaves.
+//
+// Files go to the workers in batches of consecutive numbers, handed over when full or
+// when the walker is about to wait for a directory listing, so that the channel and the
+// results' lock are taken once per batch rather than once per file.
 func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSummary, *tools.Error) {
 	w := &walker{ws: ws, maxDepth: walkDepth, cutReported: true, fileRefs: true}
 	if plan.glob != nil {
@@ -28,26 +33,44 @@ func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSum
 	run := &grepRun{plan: plan, w: w}
 	run.cutoff.Store(math.MaxInt64)
 
-	type job struct {
-		idx int
-		f   fileRef
-	}
-	jobs := make(chan job, 512)
+	jobs := make(chan grepJob, 64)
+	spare := make(chan []fileRef, cap(jobs)+runtime.GOMAXPROCS(0)) // batches to reuse
 	var walkErr error
 	go func() {
 		defer close(jobs)
-		walkErr = w.walk(ctx, plan.target, ancestorIgnores(ws, plan.target), func(f fileRef) bool {
+		var batch []fileRef
+		flush := func() {
+			if len(batch) == 0 {
+				return
+			}
 			run.mu.Lock()
-			idx := len(run.results)
-			run.results = append(run.results, fileResult{})
+			first := run.results.grow(len(batch))
 			run.mu.Unlock()
 			select {
-			case jobs <- job{idx, f}:
-				return true
+			case jobs <- grepJob{first: first, files: batch}:
 			case <-ctx.Done():
-				return false
+				for _, f := range batch {
+					w.done(f)
+				}
 			}
+			batch = nil // the worker owns the sent one
+		}
+		w.beforeWait = flush
+		walkErr = w.walk(ctx, plan.target, ancestorIgnores(ws, plan.target), func(f fileRef) bool {
+			if batch == nil {
+				select {
+				case batch = <-spare:
+				default:
+					batch = make([]fileRef, 0, grepBatch)
+				}
+			}
+			batch = append(batch, f)
+			if len(batch) == grepBatch {
+				flush()
+			}
+			return ctx.Err() == nil
 		})
+		flush()
 	}()
 
 	var wg sync.WaitGroup
@@ -56,13 +79,22 @@ func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSum
 		go func() {
 			defer wg.Done()
 			var buf []byte
+			var res []fileResult
 			for j := range jobs {
-				var res fileResult
-				if int64(j.idx) <= run.cutoff.Load() && ctx.Err() == nil {
-					res, buf = run.search(ws, j.f, buf)
+				res = slices.Grow(res[:0], len(j.files))[:len(j.files)]
+				for i, f := range j.files {
+					res[i] = fileResult{}
+					if int64(j.first+i) <= run.cutoff.Load() && ctx.Err() == nil {
+						res[i], buf = run.search(ws, f, buf)
+					}
+					w.done(f)
 				}
-				w.done(j.f)
-				run.record(j.idx, res)
+				run.record(j.first, res)
+				clear(j.files)
+				select {
+				case spare <- j.files[:0]:
+				default:
+				}
 			}
 		}()
 	}
@@ -76,6 +108,15 @@ func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSum
 	return sum, nil
 }
 
+// grepBatch is the most files handed to a worker at once.
+const grepBatch = 32
+
+// grepJob is a batch of files numbered first, first+1, ...
+type grepJob struct {
+	first int
+	files []fileRef
+}
+
 // fileResult is what one file contributed.
 type fileResult struct {
 	lines    []string // formatted matches, at most max+1
@@ -83,49 +124,76 @@ type fileResult struct {
 	done     bool
 }
 
+// resultLog holds results by walk order, in blocks that never move once made, so that it
+// grows without copying what it holds.
+type resultLog struct {
+	blocks []*[resultBlock]fileResult
+	n      int
+}
+
+const resultBlock = 1024
+
+// grow adds n empty results and returns the number of the first.
+func (l *resultLog) grow(n int) int {
+	first := l.n
+	l.n += n
+	for len(l.blocks)*resultBlock < l.n {
+		l.blocks = append(l.blocks, new([resultBlock]fileResult))
+	}
+	return first
+}
+
+// at returns result i.
+func (l *resultLog) at(i int) *fileResult { return &l.blocks[i/resultBlock][i%resultBlock] }
+
 // grepRun is the shared state of one grepTree.
 type grepRun struct {
 	plan *grepPlan
 	w    *walker
 
 	mu      sync.Mutex
-	results []fileResult // by walk order
-	prefix  int          // results[:prefix] are done and counted
-	total   int          // matches in results[:prefix]
+	results resultLog    // by walk order
+	prefix  int          // results before prefix are done and counted
+	total   int          // matches before prefix
 	cutoff  atomic.Int64 // last file whose matches can be shown
 }
 
 // search reads and searches one file; buf is the worker's reusable read buffer.
 func (r *grepRun) search(ws *tools.Workspace, f fileRef, buf []byte) (fileResult, []byte) {
-	var data []byte
+	var fh io.ReadCloser
 	var err error
+	o := readOpts{limit: maxGrepFileBytes, textOnly: true}
 	if f.link {
-		var fh *os.File
-		if fh, err = ws.Root().Open(f.rel); err == nil {
-			data, err = readAll(fh.Read, buf, readOpts{limit: maxGrepFileBytes, textOnly: true})
-			_ = fh.Close()
-		}
+		fh, err = ws.Root().Open(f.rel())
 	} else {
-		data, err = f.dir.h.readFile(f.name, buf, readOpts{limit: maxGrepFileBytes, textOnly: true, shortEOF: true})
-	}
-	if cap(data) <= 4<<20 {
-		buf = data[:0] // keep the grown buffer, unless one huge file would pin it
+		fh, err = f.dir.h.openFile(f.name)
+		o.shortEOF = fileShortEOF
 	}
 	if err != nil {
 		return fileResult{}, buf
 	}
-	return fileResult{searched: true, lines: formatMatches(f.rel, r.plan.m.find(data, r.plan.max+1, nil))}, buf
+	lines, data, err := r.plan.m.scan(fh, f.dir.rel, f.name, buf, o, r.plan.max+1)
+	_ = fh.Close()
+	if cap(data) <= 4<<20 {
+		buf = data[:0] // keep a grown buffer, unless one huge line would pin it
+	}
+	if err != nil {
+		return fileResult{}, buf
+	}
+	return fileResult{searched: true, lines: lines}, buf
 }
 
-// record stores a file's result and advances the done prefix, cutting the search off
-// once the prefix holds more matches than can be shown.
-func (r *grepRun) record(idx int, res fileResult) {
-	res.done = true
+// record stores the results of files first, first+1, ... and advances the done prefix,
+// cutting the search off once the prefix holds more matches than can be shown.
+func (r *grepRun) record(first int, res []fileResult) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.results[idx] = res
-	for r.prefix < len(r.results) && r.results[r.prefix].done && r.cutoff.Load() == math.MaxInt64 {
-		r.total += len(r.results[r.prefix].lines)
+	for i, x := range res {
+		x.done = true
+		*r.results.at(first + i) = x
+	}
+	for r.prefix < r.results.n && r.results.at(r.prefix).done && r.cutoff.Load() == math.MaxInt64 {
+		r.total += len(r.results.at(r.prefix).lines)
 		if r.total > r.plan.max {
 			r.cutoff.Store(int64(r.prefix))
 			r.w.stop()
@@ -136,12 +204,13 @@ func (r *grepRun) record(idx int, res fileResult) {
 
 func (r *grepRun) summary() grepSummary {
 	var s grepSummary
-	end := len(r.results)
+	end := r.results.n
 	if c := r.cutoff.Load(); c != math.MaxInt64 {
 		end = int(c) + 1
 		s.truncated = true
 	}
-	for _, res := range r.results[:end] {
+	for i := range end {
+		res := r.results.at(i)
 		if res.searched {
 			s.searched++
 		}
@@ -158,23 +227,13 @@ func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
 }
 
-// formatMatches renders matches as "path:line: text".
-func formatMatches(rel string, ms []lineMatch) []string {
-	if len(ms) == 0 {
-		return nil
+// formatMatch renders a match in file name of directory dir as "path:line: text".
+func formatMatch(dir, name string, m lineMatch) string {
+	line, text := strconv.Itoa(m.line), clipLine(m.text, m.col)
+	if dir == "." {
+		return name + ":" + line + ": " + text
 	}
-	out := make([]string, len(ms))
-	var sb strings.Builder
-	for i, m := range ms {
-		sb.Reset()
-		sb.WriteString(rel)
-		sb.WriteByte(':')
-		sb.WriteString(strconv.Itoa(m.line))
-		sb.WriteString(": ")
-		sb.WriteString(clipLine(m.text, m.col))
-		out[i] = sb.String()
-	}
-	return out
+	return dir + "/" + name + ":" + line + ": " + text
 }
 
 // clipLine returns text as valid UTF-8, cut to about maxLineBytes around col when longer.

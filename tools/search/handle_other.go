@@ -3,7 +3,7 @@
 package search
 
 import (
-	"io/fs"
+	"io"
 	"os"
 )
 
@@ -25,24 +25,19 @@ func openStartDir(root *os.Root, rel string) (*dirHandle, error) {
 // openDir opens the child directory name.
 func (h *dirHandle) openDir(name string) (*dirHandle, error) { return openStartDir(h.root, name) }
 
-func (h *dirHandle) readDir() ([]fs.DirEntry, error) {
+func (h *dirHandle) readDir() ([]dirEntry, error) {
 	f, err := h.root.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	return osDirEntries(f.ReadDir(-1))
 }
 
-// readFile reads the file name into buf (reused when large enough).
-func (h *dirHandle) readFile(name string, buf []byte, o readOpts) ([]byte, error) {
-	f, err := h.root.Open(name)
-	if err != nil {
-		return buf[:0], err
-	}
-	defer f.Close()
-	o.shortEOF = false // os.File reports the end itself
-	return readAll(f.Read, buf, o)
-}
+// fileShortEOF is false: os.File reports the end of a file itself.
+const fileShortEOF = false
+
+// openFile opens the file name for reading.
+func (h *dirHandle) openFile(name string) (io.ReadCloser, error) { return h.root.Open(name) }
 
 func (h *dirHandle) close() error { return h.root.Close() }

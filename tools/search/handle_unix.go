@@ -4,6 +4,7 @@ package search
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 
@@ -17,7 +18,7 @@ import (
 // without following links, cannot leave the directory, so this keeps os.Root's guarantee.
 // The root directory of a walk is itself opened through the workspace's os.Root.
 type dirHandle struct {
-	f  *os.File
+	f  *os.File // owns fd; nil where readDir works on fd alone (Linux)
 	fd int
 }
 
@@ -36,23 +37,44 @@ func (h *dirHandle) openDir(name string) (*dirHandle, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
-	return &dirHandle{f: os.NewFile(uintptr(fd), name), fd: fd}, nil
+	return newDirHandle(fd, name), nil
 }
 
-func (h *dirHandle) readDir() ([]fs.DirEntry, error) { return h.f.ReadDir(-1) }
+// fileShortEOF says that a short read from openFile's reader is the end of the file.
+const fileShortEOF = true
 
-// readFile reads the regular file name into buf (reused when large enough). O_NONBLOCK
-// keeps a FIFO swapped in after the listing from blocking the search.
-func (h *dirHandle) readFile(name string, buf []byte, o readOpts) ([]byte, error) {
+// openFile opens the regular file name for reading. O_NONBLOCK keeps a FIFO swapped in
+// after the listing from blocking the search; O_NOFOLLOW keeps a symlink swapped in from
+// leading out of the workspace.
+func (h *dirHandle) openFile(name string) (io.ReadCloser, error) {
 	fd, err := openat(h.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK)
 	if err != nil {
-		return buf[:0], &fs.PathError{Op: "openat", Path: name, Err: err}
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
-	defer unix.Close(fd)
-	return readAll(func(p []byte) (int, error) { return readFd(fd, p) }, buf, o)
+	return fdReader(fd), nil
 }
 
-func (h *dirHandle) close() error { return h.f.Close() }
+// fdReader reads an open file descriptor.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) { return readFd(int(r), p) }
+func (r fdReader) Close() error               { return unix.Close(int(r)) }
+
+// Size implements sizer.
+func (r fdReader) Size() (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(r), &st); err != nil {
+		return 0, &fs.PathError{Op: "fstat", Path: "", Err: err}
+	}
+	return st.Size, nil
+}
+
+func (h *dirHandle) close() error {
+	if h.f != nil {
+		return h.f.Close()
+	}
+	return unix.Close(h.fd)
+}
 
 func openat(dirfd int, name string, flags int) (int, error) {
 	for {

@@ -2,14 +2,26 @@ package search
 
 import "bytes"
 
-// literal finds a fixed string. Case-insensitive (ASCII) search looks for the pattern's
-// rarest byte in both cases with bytes.IndexByte, which is vectorised, and compares the
-// rest only at those spots: much cheaper than a (?i) regexp, which walks every byte.
+// literal finds a fixed string. With the vector pair search (see pair_amd64.s), it looks
+// for the spots where the pattern's two rarest bytes both stand at their offsets, in
+// either case when folding, and compares the whole pattern only there: few spots pass
+// both tests, and the scan handles 32 bytes per step. Otherwise a case-sensitive search is
+// bytes.Index, and a case-insensitive (ASCII) one looks for the rarest byte in both cases
+// with bytes.IndexByte, which is vectorised, and compares the rest only at those spots:
+// much cheaper than a (?i) regexp, which walks every byte.
 type literal struct {
 	pat    []byte // lower-cased when fold
 	fold   bool
 	rare   int  // offset in pat of the byte to scan for
 	lo, up byte // that byte in both cases (equal when it has no case)
+	pair   pair // the two bytes the pair search looks for
+}
+
+// pair is what indexPair looks for: at offset off1, a byte equal to a1 or b1, and at
+// offset off2, one equal to a2 or b2.
+type pair struct {
+	off1, off2     int
+	a1, b1, a2, b2 byte
 }
 
 // litState caches, for one buffer, where each case of the rare byte next occurs, so that
@@ -21,35 +33,69 @@ type litState struct {
 
 func newLiteral(s string, fold bool) *literal {
 	l := &literal{pat: []byte(s), fold: fold}
-	if !fold {
-		return l
-	}
-	for i := range l.pat {
-		l.pat[i] = lower[l.pat[i]]
-	}
-	best := 1 << 30
-	for i, c := range l.pat {
-		score := max(int(byteRank[c]), int(byteRank[upper(c)]))
-		if score < best {
-			best, l.rare = score, i
+	if fold {
+		for i := range l.pat {
+			l.pat[i] = lower[l.pat[i]]
 		}
 	}
-	if len(l.pat) > 0 {
-		l.lo, l.up = l.pat[l.rare], upper(l.pat[l.rare])
+	// Rank each offset by how common its byte is, in the more common of its cases.
+	score := func(i int) int {
+		c := l.pat[i]
+		if !fold {
+			return int(byteRank[c])
+		}
+		return max(int(byteRank[c]), int(byteRank[upper(c)]))
+	}
+	rare, second := 0, -1
+	for i := 1; i < len(l.pat); i++ {
+		switch {
+		case score(i) < score(rare):
+			rare, second = i, rare
+		case second < 0 || score(i) < score(second):
+			second = i
+		}
+	}
+	if len(l.pat) == 0 {
+		return l
+	}
+	if second < 0 {
+		second = rare
+	}
+	l.rare, l.lo, l.up = rare, l.pat[rare], l.pat[rare]
+	if fold {
+		l.up = upper(l.lo)
+	}
+	off1, off2 := min(rare, second), max(rare, second)
+	l.pair = pair{off1: off1, off2: off2, a1: l.pat[off1], b1: l.pat[off1], a2: l.pat[off2], b2: l.pat[off2]}
+	if fold {
+		l.pair.b1, l.pair.b2 = upper(l.pair.a1), upper(l.pair.a2)
 	}
 	return l
 }
 
 // index returns the offset of the first occurrence at or after from, or -1.
 func (l *literal) index(buf []byte, from int, st *litState) int {
-	if !l.fold || len(l.pat) == 0 {
+	n := len(l.pat)
+	if usePairSearch && n > 0 {
+		for {
+			i := indexPair(buf[from:], len(buf)-from-n+1, &l.pair)
+			if i < 0 {
+				return -1
+			}
+			s := from + i
+			if l.fold && equalFold(buf[s:s+n], l.pat) || !l.fold && bytes.Equal(buf[s:s+n], l.pat) {
+				return s
+			}
+			from = s + 1
+		}
+	}
+	if !l.fold || n == 0 {
 		i := bytes.Index(buf[from:], l.pat)
 		if i < 0 {
 			return -1
 		}
 		return from + i
 	}
-	n := len(l.pat)
 	for {
 		p := l.nextRare(buf, from+l.rare, st)
 		if p < 0 {
@@ -64,6 +110,37 @@ func (l *literal) index(buf []byte, from int, st *litState) int {
 		}
 		from = s + 1
 	}
+}
+
+// indexPair returns the first i < n at which buf holds p (see pair), or -1. n is the
+// number of offsets to try: at most len(buf)-p.off2.
+func indexPair(buf []byte, n int, p *pair) int {
+	if n <= 0 {
+		return -1
+	}
+	_ = buf[n-1+p.off2] // the vector loads stay inside buf
+	i := 0
+	if n >= 32 {
+		if j := indexPairAVX2(buf, n, p.off1, p.off2, p.a1, p.b1, p.a2, p.b2); j >= 0 {
+			return j
+		}
+		// The last n%32 offsets: one more step, over a window that overlaps the last one.
+		i = n &^ 31
+		if i == n {
+			return -1
+		}
+		if j := indexPairAVX2(buf[n-32:], 32, p.off1, p.off2, p.a1, p.b1, p.a2, p.b2); j >= 0 {
+			return n - 32 + j
+		}
+		return -1
+	}
+	for ; i < n; i++ {
+		c1, c2 := buf[i+p.off1], buf[i+p.off2]
+		if (c1 == p.a1 || c1 == p.b1) && (c2 == p.a2 || c2 == p.b2) {
+			return i
+		}
+	}
+	return -1
 }
 
 // nextRare returns the position of the first byte at or after at that is l.lo or l.up.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -13,9 +14,12 @@ import (
 // only the line around a candidate is checked against the regexp, so the file is never
 // split into lines and the regexp never runs over text that cannot match.
 type matcher struct {
-	lit  *literal       // candidate finder; nil means the regexp scans the whole buffer
-	re   *regexp.Regexp // nil: every literal hit is a match
-	fold bool           // literal hits are ASCII case-insensitive
+	lit *literal       // candidate finder; nil means the regexp scans the whole buffer
+	re  *regexp.Regexp // nil: every literal hit is a match
+	// whole is set when the regexp, scanning a buffer, anchors to its start or end (\A,
+	// \z, or ^ and $ under (?-m)): without a candidate finder to bring it down to one line,
+	// it must see the file in one piece, or a chunk's edges would be taken for the file's.
+	whole bool
 }
 
 // lineMatch is one matching line.
@@ -39,21 +43,30 @@ func newMatcher(pattern string, isRegex, caseSensitive bool) (*matcher, error) {
 	if !caseSensitive {
 		expr = "(?i)" + expr
 	}
+	// The flags in expr make this the tree regexp.Compile builds.
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("%w", err)
+	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
 	m := &matcher{re: re}
-	flags := syntax.Perl
-	if !caseSensitive {
-		flags |= syntax.FoldCase
+	tree = tree.Simplify()
+	if lit, fold := requiredLiteral(tree); lit != "" && (!fold || isASCII(lit)) {
+		m.lit = newLiteral(lit, fold)
 	}
-	if tree, err := syntax.Parse(pattern, flags); err == nil {
-		if lit, fold := requiredLiteral(tree.Simplify()); lit != "" && (!fold || isASCII(lit)) {
-			m.lit = newLiteral(lit, fold)
-		}
-	}
+	m.whole = m.lit == nil && anchorsText(tree)
 	return m, nil
+}
+
+// anchorsText reports whether re holds an assertion about the start or end of the text.
+func anchorsText(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	return slices.ContainsFunc(re.Sub, anchorsText)
 }
 
 // find appends to out the matching lines of buf, at most limit of them.

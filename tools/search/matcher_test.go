@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
@@ -43,8 +44,26 @@ func randText(r *rand.Rand, alphabet string, n int) string {
 }
 
 // TestMatcherAgainstReference compares the candidate-and-verify search with matching every
-// line on its own, over random text, for literals and regexps, in both case modes.
+// line on its own, over random text, for literals and regexps, in both case modes, with
+// both literal searches.
 func TestMatcherAgainstReference(t *testing.T) {
+	eachLiteralSearch(t, testMatcherAgainstReference)
+}
+
+// eachLiteralSearch runs test with the pair search (where there is one) and without.
+func eachLiteralSearch(t *testing.T, test func(t *testing.T)) {
+	has := usePairSearch
+	t.Cleanup(func() { usePairSearch = has })
+	for _, pair := range []bool{true, false} {
+		if pair && !has {
+			continue
+		}
+		usePairSearch = pair
+		t.Run(fmt.Sprintf("pair=%v", pair), test)
+	}
+}
+
+func testMatcherAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const text = "abcAB C\n\n\r-"
 	regexps := []string{
@@ -54,7 +73,7 @@ func TestMatcherAgainstReference(t *testing.T) {
 	for round := range 300 {
 		buf := randText(r, text, r.IntN(200))
 		for _, fold := range []bool{false, true} {
-			lit := randText(r, "abcAB -", 1+r.IntN(3))
+			lit := randText(r, "abcAB -", 1+r.IntN(5))
 			m, err := newMatcher(lit, false, !fold)
 			assert.NilError(t, err)
 			want := naiveFind(buf, func(line string) bool {
@@ -101,12 +120,14 @@ func TestLiteralRareByte(t *testing.T) {
 	assert.Equal(t, l.pat[l.rare], byte('#'))
 	assert.Equal(t, l.lo, l.up)
 	// A common case of the rare byte does not hide later hits of the other case.
-	buf := []byte(strings.Repeat("z", 100) + "xZEBRAx" + strings.Repeat("zebr", 50) + "zebra")
-	var st litState
-	l = newLiteral("zebra", true)
-	assert.Equal(t, l.index(buf, 0, &st), 101)
-	assert.Equal(t, l.index(buf, 102, &st), len(buf)-5)
-	assert.Equal(t, l.index(buf, len(buf)-4, &st), -1)
+	eachLiteralSearch(t, func(t *testing.T) {
+		buf := []byte(strings.Repeat("z", 100) + "xZEBRAx" + strings.Repeat("zebr", 50) + "zebra")
+		var st litState
+		l := newLiteral("zebra", true)
+		assert.Equal(t, l.index(buf, 0, &st), 101)
+		assert.Equal(t, l.index(buf, 102, &st), len(buf)-5)
+		assert.Equal(t, l.index(buf, len(buf)-4, &st), -1)
+	})
 }
 
 func TestRequiredLiteral(t *testing.T) {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -31,10 +32,27 @@ var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true}
 type fileRef struct {
 	dir  *dirNode // the directory holding the file (its handle opens the file)
 	name string
-	rel  string // workspace-relative path
 	// link marks a symlink to a regular file inside the workspace: it is read through the
 	// workspace's os.Root, which follows links but never out of the workspace.
 	link bool
+}
+
+// rel returns the file's workspace-relative path. It is built on demand: a search that
+// finds nothing in a file never needs it.
+func (f fileRef) rel() string { return joinRel(f.dir.rel, f.name) }
+
+// joinRel returns the workspace-relative path of name in directory dir.
+func joinRel(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// dirEntry is one entry of a directory listing.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode // type bits only: 0 for a regular file
 }
 
 type dirNode struct {
@@ -54,11 +72,31 @@ type dirNode struct {
 }
 
 type dirItem struct {
-	// key sorts siblings as their full paths sort: the name, with "/" appended for a
-	// directory, so that "a.go" comes before everything in "a/" ('.' < '/').
-	key  string
+	name string
 	dir  *dirNode // nil for files
 	link bool
+}
+
+// compareItems sorts siblings as their full paths sort: a directory's name as if "/"
+// followed it, so that "a.go" comes before everything in "a/" ('.' < '/').
+func compareItems(a, b dirItem) int {
+	n := min(len(a.name), len(b.name))
+	if c := strings.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.keyByte(n), b.keyByte(n))
+}
+
+// keyByte returns byte i of the item's sort key (its name, then "/" for a directory), or
+// -1 past the end.
+func (it dirItem) keyByte(i int) int {
+	switch {
+	case i < len(it.name):
+		return int(it.name[i])
+	case i == len(it.name) && it.dir != nil:
+		return '/'
+	}
+	return -1
 }
 
 func (n *dirNode) acquire() { n.refs.Add(1) }
@@ -92,6 +130,9 @@ type walker struct {
 	// fileRefs makes every emitted file hold its directory's handle open until the
 	// consumer calls done (grep reads the file later, on another goroutine).
 	fileRefs bool
+	// beforeWait, when set, is called before the walk waits for a directory listing
+	// (grep hands the files it has gathered to its workers).
+	beforeWait func()
 
 	stopped atomic.Bool
 	readers sync.WaitGroup
@@ -184,8 +225,8 @@ func (w *walker) read(n *dirNode) {
 		return
 	}
 	for _, e := range entries {
-		if e.Name() == ".gitignore" && e.Type().IsRegular() {
-			if data, err := n.h.readFile(".gitignore", nil, readOpts{limit: maxIgnoreBytes, shortEOF: true}); err == nil {
+		if e.name == ".gitignore" && e.typ.IsRegular() {
+			if data, err := n.h.readFile(".gitignore", readOpts{limit: maxIgnoreBytes}); err == nil {
 				n.ign = n.ign.push(parseIgnore(n.rel, data))
 			}
 			break
@@ -193,15 +234,14 @@ func (w *walker) read(n *dirNode) {
 	}
 	items := make([]dirItem, 0, len(entries))
 	for _, e := range entries {
-		name := e.Name()
-		rel := name
-		if n.rel != "." {
-			rel = n.rel + "/" + name
-		}
-		typ := e.Type()
+		name := e.name
 		switch {
-		case typ.IsDir():
-			if skipDirs[name] || n.ign.ignored(rel, true) {
+		case e.typ.IsDir():
+			if skipDirs[name] {
+				continue
+			}
+			rel := joinRel(n.rel, name)
+			if n.ign.ignored(rel, true) {
 				continue
 			}
 			if n.depth >= w.maxDepth {
@@ -212,24 +252,28 @@ func (w *walker) read(n *dirNode) {
 			}
 			child := &dirNode{rel: rel, name: name, depth: n.depth + 1, parent: n, ign: n.ign, ready: make(chan struct{})}
 			child.refs.Store(1)
-			items = append(items, dirItem{key: name + "/", dir: child})
-		case typ.IsRegular(), typ&fs.ModeSymlink != 0:
-			if n.ign.ignored(rel, false) || (w.keep != nil && !w.keep(rel, name)) {
-				continue
+			items = append(items, dirItem{name: name, dir: child})
+		case e.typ.IsRegular(), e.typ&fs.ModeSymlink != 0:
+			// The path is only built when something needs it.
+			if n.ign != nil || w.keep != nil {
+				rel := joinRel(n.rel, name)
+				if n.ign.ignored(rel, false) || (w.keep != nil && !w.keep(rel, name)) {
+					continue
+				}
 			}
-			link := typ&fs.ModeSymlink != 0
+			link := e.typ&fs.ModeSymlink != 0
 			if link {
 				// Follow the link only to a regular file inside the workspace; linked
 				// directories are never entered, so a walk cannot leave the workspace or loop.
-				fi, err := w.ws.Root().Stat(rel)
+				fi, err := w.ws.Root().Stat(joinRel(n.rel, name))
 				if err != nil || !fi.Mode().IsRegular() {
 					continue
 				}
 			}
-			items = append(items, dirItem{key: name, link: link})
+			items = append(items, dirItem{name: name, link: link})
 		}
 	}
-	slices.SortFunc(items, func(a, b dirItem) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(items, compareItems)
 	n.items = items
 }
 
@@ -238,11 +282,18 @@ func (w *walker) read(n *dirNode) {
 func (w *walker) visit(ctx context.Context, n *dirNode, emit func(fileRef) bool) bool {
 	select {
 	case <-n.ready:
-	case <-ctx.Done():
-		w.stop()
-		// n's reader may still be setting n.h: the handle is left to finish, which waits
-		// for every reader before it closes what they opened.
-		return false
+	default:
+		if w.beforeWait != nil {
+			w.beforeWait()
+		}
+		select {
+		case <-n.ready:
+		case <-ctx.Done():
+			w.stop()
+			// n's reader may still be setting n.h: the handle is left to finish, which
+			// waits for every reader before it closes what they opened.
+			return false
+		}
 	}
 	defer n.release()
 	if n.err != nil {
@@ -251,15 +302,19 @@ func (w *walker) visit(ctx context.Context, n *dirNode, emit func(fileRef) bool)
 		}
 		return !w.stopped.Load()
 	}
-	var dirs []*dirNode
-	for _, it := range n.items {
-		if it.dir != nil {
-			dirs = append(dirs, it.dir)
+	// Read the first readAhead subdirectories now, and one more as each is visited.
+	next := 0
+	scheduleNext := func() {
+		for ; next < len(n.items); next++ {
+			if d := n.items[next].dir; d != nil {
+				w.schedule(d)
+				next++
+				return
+			}
 		}
 	}
-	next := 0
-	for ; next < len(dirs) && next < readAhead; next++ {
-		w.schedule(dirs[next])
+	for range readAhead {
+		scheduleNext()
 	}
 	for _, it := range n.items {
 		if w.stopped.Load() {
@@ -269,17 +324,10 @@ func (w *walker) visit(ctx context.Context, n *dirNode, emit func(fileRef) bool)
 			if !w.visit(ctx, it.dir, emit) {
 				return false
 			}
-			if next < len(dirs) {
-				w.schedule(dirs[next])
-				next++
-			}
+			scheduleNext()
 			continue
 		}
-		f := fileRef{dir: n, name: it.key, link: it.link}
-		f.rel = it.key
-		if n.rel != "." {
-			f.rel = n.rel + "/" + it.key
-		}
+		f := fileRef{dir: n, name: it.name, link: it.link}
 		if w.fileRefs && !f.link {
 			n.acquire()
 		}
@@ -301,11 +349,11 @@ var (
 	errBinary   = errors.New("binary file")
 )
 
-// readOpts say how readAll reads a file.
+// readOpts say how a file is read.
 type readOpts struct {
 	limit int // fail with errTooLarge beyond this many bytes
-	// textOnly stops with errBinary as soon as the first binaryProbe bytes hold a NUL, so
-	// that large binaries are not read in full only to be skipped.
+	// textOnly (for scan) stops with errBinary as soon as the first binaryProbe bytes
+	// hold a NUL, so that large binaries are not read in full only to be skipped.
 	textOnly bool
 	// shortEOF takes a short read as the end of the file, saving the read that would
 	// return 0. That holds for regular files: only pipes, sockets and devices return less
@@ -313,35 +361,35 @@ type readOpts struct {
 	shortEOF bool
 }
 
-// readAll reads to end of file into buf, growing it as needed.
-func readAll(read func([]byte) (int, error), buf []byte, o readOpts) ([]byte, error) {
-	b := buf[:0]
-	if cap(b) < 512 {
-		b = make([]byte, 0, 64<<10)
+// readFile reads the whole of the file name in h.
+func (h *dirHandle) readFile(name string, o readOpts) ([]byte, error) {
+	f, err := h.openFile(name)
+	if err != nil {
+		return nil, err
 	}
-	probed := !o.textOnly
+	defer f.Close()
+	o.shortEOF = fileShortEOF
+	return readAll(f, o)
+}
+
+// readAll reads r to its end, failing with errTooLarge beyond o.limit bytes.
+func readAll(r io.Reader, o readOpts) ([]byte, error) {
+	b := make([]byte, 0, 4<<10)
 	for {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, cap(b))
 		}
 		want := cap(b) - len(b)
-		n, err := read(b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
-		eof := errors.Is(err, io.EOF) || (err == nil && (n == 0 || (o.shortEOF && n < want)))
-		if !probed && (len(b) >= binaryProbe || eof) {
-			probed = true
-			if isBinary(b) {
-				return b, errBinary
-			}
-		}
 		if len(b) > o.limit {
-			return b, errTooLarge
+			return nil, errTooLarge
 		}
-		if eof {
+		if errors.Is(err, io.EOF) || (err == nil && (n == 0 || (o.shortEOF && n < want))) {
 			return b, nil
 		}
 		if err != nil {
-			return b, err
+			return nil, err
 		}
 	}
 }
