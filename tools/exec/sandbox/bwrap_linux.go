@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +49,7 @@ type admission struct {
 	errOut         *os.File // a copy of the command's stderr, for confinement failures
 	argsFile       *os.File // bwrap's arguments (--args)
 	limits         tools.Limits
-	cgroups        []string
+	cgroups        *commandCgroups // nil without cgroups
 	// pidfd is the sandbox's first process (its PID 1), set once admitted: a pidfd, so a
 	// late kill cannot hit a process that reused the pid.
 	pidfd int
@@ -62,10 +64,12 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	}
 	a := &admission{limits: EffectiveLimits(ws.Limits), pidfd: -1, done: make(chan struct{})}
 	var err error
-	if err = a.open(cmd, b.cgroup); err != nil {
+	if err = a.open(cmd); err == nil {
+		a.cgroups, err = b.cgroupsFor(ws, a.limits)
+	}
+	if err != nil {
 		a.close()
 		_ = a.errOut.Close()
-		removeCgroups(a.cgroups)
 		return err
 	}
 	infoFD := 3 + len(cmd.ExtraFiles)
@@ -74,7 +78,8 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	// command line is readable by every process on the host, its environment is not.
 	if a.argsFile, err = memfd("runner-bwrap-args", []byte(strings.Join(args, "\x00")+"\x00")); err != nil {
 		a.close()
-		removeCgroups(a.cgroups)
+		_ = a.errOut.Close()
+		a.cgroups.release()
 		return err
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, a.infoW, a.blockR, a.argsFile)
@@ -87,7 +92,8 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	return nil
 }
 
-func (a *admission) open(cmd *exec.Cmd, cg *cgroups) error {
+// open makes the admission's pipes.
+func (a *admission) open(cmd *exec.Cmd) error {
 	var err error
 	if a.infoR, a.infoW, err = os.Pipe(); err != nil {
 		return fmt.Errorf("bwrap info pipe: %w", err)
@@ -100,11 +106,6 @@ func (a *admission) open(cmd *exec.Cmd, cg *cgroups) error {
 			a.errOut = os.NewFile(uintptr(fd), "stderr")
 		}
 	}
-	if cg != nil {
-		if a.cgroups, err = cg.create(a.limits); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -115,20 +116,18 @@ func (a *admission) admit() {
 	defer close(a.done)
 	defer a.errOut.Close()
 	_ = a.infoR.SetReadDeadline(time.Now().Add(admitTimeout))
-	var info struct {
-		ChildPid int `json:"child-pid"`
-	}
-	if err := json.NewDecoder(a.infoR).Decode(&info); err != nil || info.ChildPid <= 0 {
+	child, err := childPid(a.infoR)
+	if err != nil {
 		return // never started (Release closed the pipe), or bwrap failed and said why
 	}
 	// The child waits on block, alive and unreaped: its pid is still its own.
-	pidfd, err := unix.PidfdOpen(info.ChildPid, 0)
+	pidfd, err := unix.PidfdOpen(child, 0)
 	if err == nil {
 		a.pidfd = pidfd
-		err = a.confine(info.ChildPid)
+		err = a.confine(child)
 	}
 	if err != nil {
-		_ = syscall.Kill(info.ChildPid, syscall.SIGKILL)
+		_ = syscall.Kill(child, syscall.SIGKILL)
 		if a.errOut != nil {
 			fmt.Fprintf(a.errOut, "runner sandbox: %v\n", err)
 		}
@@ -138,10 +137,50 @@ func (a *admission) admit() {
 }
 
 func (a *admission) confine(pid int) error {
-	if err := join(a.cgroups, pid); err != nil {
-		return err
+	if a.cgroups != nil {
+		if err := join(a.cgroups.dirs, pid); err != nil {
+			return err
+		}
 	}
 	return applyLimits(pid, a.limits)
+}
+
+// childPid reads bwrap's --info-fd report as far as the sandbox's pid. bwrap writes
+// `{"child-pid": N` first and its namespaces after, each in a write of its own: decoding
+// the whole object would wake the reader for every one.
+func childPid(r io.Reader) (int, error) {
+	buf := make([]byte, 0, 256)
+	for len(buf) < cap(buf) {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if pid, ok := parseChildPid(buf); ok {
+			return pid, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("no child-pid in bwrap's report: %q", buf)
+}
+
+// parseChildPid finds the child-pid in the start of bwrap's report. A number that ends the
+// text may go on in the next write, so it counts only once something follows it.
+func parseChildPid(b []byte) (int, bool) {
+	const key = `"child-pid":`
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	rest := bytes.TrimLeft(b[i+len(key):], " \t\n")
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n == len(rest) {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(string(rest[:n]))
+	return pid, err == nil && pid > 0
 }
 
 // close releases the admission's descriptors (closing one twice is harmless).
@@ -155,7 +194,10 @@ func (a *admission) close() {
 
 // Release ends the admission of a finished command: it kills the sandbox's PID 1, which
 // takes the whole PID namespace with it (bwrap's --die-with-parent does the same, except
-// in the instant before it is armed), and removes the cgroup, killing what is left in it.
+// in the instant before it is armed), waits until that process is gone, and so everything
+// in its namespace (the kernel kills them as it dies and waits for them), and reaps it
+// (bwrap exits before it, so it comes to the runner, a subreaper). Then the cgroups are
+// emptied, which they should be already, and go back to the workspace or are removed.
 //
 // A sandbox still held at block is never let go unconfined: until admit has run, its first
 // process sits in the runner's process group, which the exec tools kill before Release.
@@ -169,10 +211,26 @@ func (b *bwrapSandbox) Release(cmd *exec.Cmd) {
 	<-a.done
 	if a.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(a.pidfd, unix.SIGKILL, nil, 0)
+		awaitGone(a.pidfd, time.Second)
 		_ = unix.Close(a.pidfd)
 	}
 	a.close()
-	removeCgroups(a.cgroups)
+	a.cgroups.release()
+}
+
+// awaitGone waits, at most timeout, until the process behind pidfd has exited, and reaps
+// it if it is the runner's child. A pidfd becomes readable once its process has exited
+// entirely: that wakes the runner the moment it happens, where polling the cgroup for it
+// sleeps in steps.
+func awaitGone(pidfd int, timeout time.Duration) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, int(timeout.Milliseconds())); !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	var info unix.Siginfo
+	_ = unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
 }
 
 // args builds bwrap's options (Wrap adds the command). Mounts apply in order, so the workspace is bound last,

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -160,7 +162,7 @@ func (c *cgroups) create(l tools.Limits) ([]string, error) {
 		return nil, fmt.Errorf("create pids cgroup: %w", err)
 	}
 	dirs := []string{dir}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(l.Processes)), 0); err != nil {
+	if err := writeFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(l.Processes))); err != nil {
 		removeCgroups(dirs)
 		return nil, fmt.Errorf("set pids.max: %w", err)
 	}
@@ -178,7 +180,7 @@ func (c *cgroups) create(l tools.Limits) ([]string, error) {
 		}
 		dirs = append(dirs, dir)
 	}
-	if err := os.WriteFile(filepath.Join(dir, files[0]), limit, 0); err != nil {
+	if err := writeFile(filepath.Join(dir, files[0]), limit); err != nil {
 		removeCgroups(dirs)
 		return nil, fmt.Errorf("set %s: %w", files[0], err)
 	}
@@ -187,18 +189,53 @@ func (c *cgroups) create(l tools.Limits) ([]string, error) {
 	if files[1] == "memory.swap.max" {
 		swap = []byte("0")
 	}
-	_ = os.WriteFile(filepath.Join(dir, files[1]), swap, 0)
+	_ = writeFile(filepath.Join(dir, files[1]), swap)
 	return dirs, nil
 }
 
 // join moves process pid into every cgroup of dirs.
 func join(dirs []string, pid int) error {
 	for _, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid))); err != nil {
 			return fmt.Errorf("join cgroup %s: %w", d, err)
 		}
 	}
 	return nil
+}
+
+// writeFile is os.WriteFile for a cgroup's files in three system calls: os.WriteFile also
+// registers the file with Go's poller, four more per write.
+func writeFile(path string, b []byte) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, b); err != nil {
+		return &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	return nil
+}
+
+// readFile is os.ReadFile for a cgroup's small files, as writeFile.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var out []byte
+	buf := make([]byte, 512)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
 }
 
 // removeCgroups removes each of dirs (see removeCgroup), the pids one first: killing there
@@ -209,22 +246,16 @@ func removeCgroups(dirs []string) {
 	}
 }
 
-// removeCgroup kills every process left in the cgroup, round after round (a process may
-// fork while the previous round is being killed), then removes it. Dying processes leave
-// within microseconds, so the waits start short. It gives up after a second: a leftover
-// empty directory is harmless.
+// removeCgroup kills every process left in the cgroup (see sweep), then removes it. It
+// gives up after a second: a leftover empty directory is harmless.
 func removeCgroup(dir string) {
 	deadline := time.Now().Add(time.Second)
 	wait := 20 * time.Microsecond
 	for {
-		pids := cgroupPids(dir)
-		if len(pids) == 0 {
+		if sweep(dir, deadline) {
 			if err := syscall.Rmdir(dir); err == nil || errors.Is(err, syscall.ENOENT) {
 				return
 			}
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if time.Now().After(deadline) {
 			return
@@ -234,8 +265,30 @@ func removeCgroup(dir string) {
 	}
 }
 
+// sweep kills every process in the cgroup, round after round (a process may fork while
+// the previous round is being killed), until none is left, and reports whether that
+// happened before deadline. Dying processes leave within microseconds, so the waits start
+// short.
+func sweep(dir string, deadline time.Time) bool {
+	wait := 20 * time.Microsecond
+	for {
+		pids := cgroupPids(dir)
+		if len(pids) == 0 {
+			return true
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 5*time.Millisecond)
+	}
+}
+
 func cgroupPids(dir string) []int {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	b, err := readFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}

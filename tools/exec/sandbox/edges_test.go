@@ -83,8 +83,8 @@ func TestAdmissionKillsWhatItCannotConfine(t *testing.T) {
 	assert.NilError(t, sleep.Start())
 	errOut, err := os.CreateTemp(t.TempDir(), "stderr")
 	assert.NilError(t, err)
-	a := &admission{cgroups: []string{"/nonexistent/cgroup"}, pidfd: -1, done: make(chan struct{}), errOut: errOut}
-	assert.NilError(t, a.open(osexec.Command("true"), nil))
+	a := &admission{cgroups: &commandCgroups{dirs: []string{"/nonexistent/cgroup"}}, pidfd: -1, done: make(chan struct{}), errOut: errOut}
+	assert.NilError(t, a.open(osexec.Command("true")))
 	defer a.close()
 	_, err = a.infoW.WriteString(fmt.Sprintf(`{"child-pid": %d}`, sleep.Process.Pid))
 	assert.NilError(t, err)
@@ -260,7 +260,7 @@ func TestPrivateHomeEdges(t *testing.T) {
 
 // A wrapped command that cannot start (its directory is gone) is released at once: bwrap's
 // admission does not wait out its timeout for a report that never comes, and the cgroups
-// made for it are removed.
+// made for it are left empty, and removed with the workspace.
 func TestCommandThatNeverStartsIsReleased(t *testing.T) {
 	for _, sb := range sandboxes(t) {
 		t.Run(sb.name, func(t *testing.T) {
@@ -273,7 +273,9 @@ func TestCommandThatNeverStartsIsReleased(t *testing.T) {
 			case *bwrapSandbox:
 				a, ok := w.pending.Load(cmd)
 				assert.Assert(t, ok)
-				cgroups = a.(*admission).cgroups
+				if cg := a.(*admission).cgroups; cg != nil {
+					cgroups = cg.dirs
+				}
 			case *landlockSandbox:
 				cfg, ok := w.configOf(cmd)
 				assert.Assert(t, ok)
@@ -283,6 +285,10 @@ func TestCommandThatNeverStartsIsReleased(t *testing.T) {
 			start := time.Now()
 			sb.wrapper.(interface{ Release(*osexec.Cmd) }).Release(cmd)
 			assert.Check(t, time.Since(start) < 5*time.Second, "Release waited %s", time.Since(start))
+			for _, dir := range cgroups {
+				assert.Check(t, len(cgroupPids(dir)) == 0, "cgroup %s is not empty", dir)
+			}
+			assert.NilError(t, ws.Close())
 			for _, dir := range cgroups {
 				_, err := os.Stat(dir)
 				assert.Check(t, os.IsNotExist(err), "cgroup %s left behind", dir)

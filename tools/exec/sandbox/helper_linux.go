@@ -29,16 +29,16 @@ func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Co
 	cfg.Env = cmd.Env
 	cfg.CoverDir = os.Getenv("GOCOVERDIR") // set only when measuring coverage
 	cfg.Limits = confine.Limits(EffectiveLimits(ws.Limits))
-	if l.cgroup != nil {
-		dirs, err := l.cgroup.create(tools.Limits(cfg.Limits))
-		if err != nil {
-			return err
-		}
-		cfg.Cgroups = dirs
+	cg, err := l.cgroupsFor(ws, tools.Limits(cfg.Limits))
+	if err != nil {
+		return err
+	}
+	if cg != nil {
+		cfg.Cgroups = cg.dirs
 	}
 	f, err := configFile(cfg)
 	if err != nil {
-		removeCgroups(cfg.Cgroups)
+		cg.release()
 		return err
 	}
 	fd := 3 + len(cmd.ExtraFiles)
@@ -49,14 +49,15 @@ func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Co
 	if cfg.CoverDir != "" {
 		cmd.Env = []string{"GOCOVERDIR=" + cfg.CoverDir} // the helper's own, not the command's
 	}
-	l.helpers.Store(cmd, helperRun{cfg: cfg, file: f})
+	l.helpers.Store(cmd, helperRun{cfg: cfg, file: f, cgroups: cg})
 	return nil
 }
 
 // helperRun is what Release needs of a helper-launched command.
 type helperRun struct {
-	cfg  confine.Config
-	file *os.File
+	cfg     confine.Config
+	file    *os.File
+	cgroups *commandCgroups
 }
 
 // configFile writes cfg as JSON to a memfd.
@@ -80,8 +81,8 @@ func memfd(name string, b []byte) (*os.File, error) {
 	return f, nil
 }
 
-// releaseHelper kills what is left of a helper-launched command in its cgroup and removes
-// the cgroup and the private temp directory.
+// releaseHelper kills what is left of a helper-launched command in its cgroups, which go
+// back to the workspace or are removed, and removes the private temp directory.
 func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	v, ok := l.helpers.LoadAndDelete(cmd)
 	if !ok {
@@ -89,7 +90,7 @@ func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	}
 	h := v.(helperRun)
 	_ = h.file.Close()
-	removeCgroups(h.cfg.Cgroups)
+	h.cgroups.release()
 	if h.cfg.Tmp != "" {
 		_ = os.RemoveAll(h.cfg.Tmp)
 	}

@@ -133,6 +133,8 @@ func TestReleaseRemovesTheTempDirAndCgroup(t *testing.T) {
 	w.(*landlockSandbox).Release(cmd)
 	_, err = os.Stat(tmp)
 	assert.Check(t, os.IsNotExist(err))
+	// The cgroups wait, empty, for the workspace's next command, and go with it.
+	assert.NilError(t, ws.Close())
 	for _, dir := range cfg.Cgroups {
 		_, err = os.Stat(dir)
 		assert.Check(t, os.IsNotExist(err))
