@@ -23,11 +23,11 @@ type commandCgroups struct {
 
 // cgroupPool keeps a workspace's command cgroups between its commands: creating and
 // removing them costs about 0.3 ms per command on cgroup v1, and an emptied cgroup is as
-// good as a new one. A cgroup goes back only when nothing of its last command is left in
+// good as a new one. A cgroup is reused only when nothing of its last command is left in
 // it, not even a zombie (pids.current is 0, so the next command gets its whole
-// pids.max), and when it holds at most reuseSlack of that command's memory (page cache,
-// tmpfs files in the workspace), so the next command gets all of memory_mb but that.
-// Each command has the cgroups to itself: two commands of a workspace running at once (a
+// pids.max), and it holds at most reuseSlack of that command's memory (page cache, tmpfs
+// files in the workspace), so the next command gets all of memory_mb but that. Each
+// command has the cgroups to itself: two commands of a workspace running at once (a
 // server and a command) get two.
 type cgroupPool struct {
 	mu     sync.Mutex
@@ -88,8 +88,9 @@ func (c *cgroups) usageFile(dirs []string, l tools.Limits) string {
 	return filepath.Join(dirs[len(dirs)-1], "memory.usage_in_bytes")
 }
 
-// take returns an idle cgroup made for the same limits that is still fit for a command
-// (see reusable), removing those that no longer are, or nil.
+// take returns an idle cgroup made for the same limits that is fit for a command (see
+// reusable: checked here, when it counts, since it may have been removed or entered
+// while idle), removing those that are not, or nil.
 func (p *cgroupPool) take(l tools.Limits) *commandCgroups {
 	for {
 		p.mu.Lock()
@@ -101,7 +102,6 @@ func (p *cgroupPool) take(l tools.Limits) *commandCgroups {
 		cg := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		// Checked again on the way out: it may have been removed, or entered, since.
 		if cg.limits == l && cg.reusable() {
 			return cg
 		}
@@ -110,13 +110,14 @@ func (p *cgroupPool) take(l tools.Limits) *commandCgroups {
 }
 
 // release ends a command's hold on its cgroups: everything left in them is killed, then
-// they go back to the pool if fit for the next command, or are removed.
+// they go back to the pool, unless they hold too much memory, or are removed. (Zombies
+// may still count in pids.current: the exec tools reap the orphans after Release.)
 func (cg *commandCgroups) release() {
 	if cg == nil {
 		return
 	}
 	// The pids cgroup holds every process of the command.
-	if sweep(cg.dirs[0], time.Now().Add(time.Second)) && cg.pool != nil && cg.reusable() && cg.pool.put(cg) {
+	if sweep(cg.dirs[0], time.Now().Add(time.Second)) && cg.pool != nil && cg.memoryFit() && cg.pool.put(cg) {
 		return
 	}
 	removeCgroups(cg.dirs)
@@ -147,9 +148,13 @@ func (p *cgroupPool) close() {
 // reusable reports whether the cgroups exist and hold no process, zombies included, and
 // at most reuseSlack of memory. Anything it cannot read makes them unfit.
 func (cg *commandCgroups) reusable() bool {
-	if n, ok := readInt(filepath.Join(cg.dirs[0], "pids.current")); !ok || n != 0 {
-		return false
-	}
+	n, ok := readInt(filepath.Join(cg.dirs[0], "pids.current"))
+	return ok && n == 0 && cg.memoryFit()
+}
+
+// memoryFit reports whether the memory cgroup, if any, exists and holds at most
+// reuseSlack.
+func (cg *commandCgroups) memoryFit() bool {
 	if cg.usage == "" {
 		return true
 	}
