@@ -243,29 +243,13 @@ func (b *bwrapSandbox) args(cmd *exec.Cmd, ws *tools.Workspace) []string {
 	args := make([]string, 0, 64+2*len(cmd.Env))
 	args = append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 	v := b.view(envValue(cmd.Env, "PATH"))
-	for _, d := range v.system {
-		if target, err := os.Readlink(d); err == nil {
-			args = append(args, "--symlink", target, d) // merged /usr: /bin -> usr/bin
-		} else {
-			args = append(args, "--ro-bind", d, d)
-		}
-	}
+	args = append(args, v.mounts...)
 	for _, home := range b.homes {
 		if !within(home, ws.Dir()) { // a home inside the workspace is the agent's anyway
 			args = append(args, "--tmpfs", home)
 		}
 	}
-	for _, d := range v.toolchains {
-		args = append(args, "--ro-bind", d, d)
-	}
-	// Credentials inside a directory bound back (~/.cargo/credentials.toml) stay hidden.
-	for _, p := range v.hidden {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			args = append(args, "--tmpfs", p)
-		} else if err == nil {
-			args = append(args, "--ro-bind", "/dev/null", p)
-		}
-	}
+	args = append(args, v.mask...) // toolchains bound back, credentials in them masked
 	if ws.Network {
 		if rc := resolvConf(); rc != "" {
 			args = append(args, "--ro-bind", rc, rc)

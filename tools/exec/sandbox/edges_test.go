@@ -147,6 +147,34 @@ func TestHomeDirsAndDeniedPaths(t *testing.T) {
 	assert.DeepEqual(t, denied, []string{filepath.Join(home, ".aws"), real})
 }
 
+// A view watches the credential paths it would show and the paths it hides, and is made
+// anew when one appears or goes; otherwise it is the same view.
+func TestViewIsMadeAnewWhenACredentialComesOrGoes(t *testing.T) {
+	home := t.TempDir()
+	assert.NilError(t, os.MkdirAll(filepath.Join(home, ".cargo/bin"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(home, ".cargo/credentials"), nil, 0o600))
+	l := &launcher{homes: []string{home}}
+	path := filepath.Join(home, ".cargo/bin") + ":/usr/bin"
+	v := l.view(path)
+	assert.Check(t, is.Contains(v.watch, filepath.Join(home, ".cargo/credentials.toml")))
+	assert.Check(t, is.Contains(v.hidden, filepath.Join(home, ".cargo/credentials")))
+	assert.Check(t, !strings.Contains(strings.Join(v.watch, " "), ".ssh"), "a credential no command would see is watched: %v", v.watch)
+	assert.Check(t, l.view(path) == v, "made anew with nothing changed")
+
+	assert.NilError(t, os.WriteFile(filepath.Join(home, ".cargo/credentials.toml"), nil, 0o600))
+	v2 := l.view(path)
+	assert.Check(t, v2 != v)
+	assert.Check(t, is.Contains(v2.hidden, filepath.Join(home, ".cargo/credentials.toml")))
+	assert.Check(t, is.Contains(strings.Join(v2.mask, " "), "/dev/null "+filepath.Join(home, ".cargo/credentials.toml")))
+
+	assert.NilError(t, os.Remove(filepath.Join(home, ".cargo/credentials")))
+	v3 := l.view(path)
+	assert.Check(t, v3 != v2)
+	for _, p := range v3.mask {
+		assert.Check(t, p != filepath.Join(home, ".cargo/credentials"), "a file that is gone is still masked")
+	}
+}
+
 func TestAutoFallsBackToNoneWithAWarning(t *testing.T) {
 	probes.Lock()
 	saved := probes.done
