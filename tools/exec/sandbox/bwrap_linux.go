@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,13 +137,38 @@ func (a *admission) admit() {
 	_, _ = a.blockW.Write([]byte{1})
 }
 
+// confine moves the sandbox's first process into the command's cgroups, unless it was born
+// there (see Start), and sets its limits.
 func (a *admission) confine(pid int) error {
 	if a.cgroups != nil {
-		if err := join(a.cgroups.dirs, pid); err != nil {
-			return err
+		for _, dir := range a.cgroups.dirs {
+			if slices.Contains(cgroupPids(dir), pid) {
+				continue
+			}
+			if err := join([]string{dir}, pid); err != nil {
+				return err
+			}
 		}
 	}
 	return applyLimits(pid, a.limits)
+}
+
+// Start starts a command Wrap rewrote (tools/exec calls it in place of cmd.Start). On
+// cgroup v1 bwrap is forked from inside the command's cgroups (see cgroups.forkInside), so
+// that the sandbox it creates is born in them, with bwrap itself counted among the
+// command's processes, and the admission has no process to move in; else, or below
+// minProcessesInside and minMemoryMBInside, the admission moves the sandbox in.
+func (b *bwrapSandbox) Start(cmd *exec.Cmd) error {
+	v, ok := b.pending.Load(cmd)
+	if !ok || b.cgroup == nil || !b.cgroup.threads {
+		return cmd.Start()
+	}
+	a := v.(*admission)
+	if a.cgroups == nil || a.limits.Processes < minProcessesInside || b.cgroup.memory != "" && a.limits.MemoryMB < minMemoryMBInside {
+		return cmd.Start()
+	}
+	_, err := b.cgroup.forkInside(a.cgroups.dirs, cmd.Start)
+	return err
 }
 
 // childPid reads bwrap's --info-fd report as far as the sandbox's pid. bwrap writes

@@ -10,6 +10,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -295,4 +296,54 @@ func TestSandboxLeavesNoZombie(t *testing.T) {
 		assert.Assert(t, run(t, ws, "true", 5).Success)
 	}
 	assert.Check(t, is.Equal(zombies(), before))
+}
+
+// On cgroup v1 bwrap is forked from a runner thread inside the command's cgroups: bwrap
+// and its sandbox are born in them (the admission moves nothing), and the thread is back
+// home once the command has started. Below the limits that leave room for bwrap and the
+// thread, the admission moves the sandbox in instead.
+func TestBwrapIsBornInItsCgroups(t *testing.T) {
+	if unavailable(ModeBwrap) != "" {
+		t.Skip(unavailable(ModeBwrap))
+	}
+	w, _, err := Probe(t.Context(), ModeBwrap)
+	assert.NilError(t, err)
+	b := w.(*bwrapSandbox)
+	if b.cgroup == nil || !b.cgroup.threads {
+		t.Skip("no cgroup v1 hierarchies here")
+	}
+	for _, processes := range []int{minProcessesInside, minProcessesInside - 1} {
+		t.Run(strconv.Itoa(processes), func(t *testing.T) {
+			ws := workspace(t, w)
+			ws.Limits.Processes = processes
+			cmd := osexec.Command("/bin/sh", "-c", "echo started; exec sleep 30")
+			cmd.Dir = ws.Dir()
+			out, err := cmd.StdoutPipe()
+			assert.NilError(t, err)
+			assert.NilError(t, b.Wrap(cmd, ws))
+			assert.NilError(t, b.Start(cmd))
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); b.Release(cmd) }()
+			line := make([]byte, 8)
+			_, err = out.Read(line) // admitted and running
+			assert.NilError(t, err)
+			v, _ := b.pending.Load(cmd)
+			dirs := v.(*admission).cgroups.dirs
+			inside := processes >= minProcessesInside
+			want := 2 // the namespace's PID 1 and sleep
+			if inside {
+				want++ // and bwrap
+			}
+			for _, dir := range dirs {
+				procs := cgroupPids(dir)
+				assert.Check(t, is.Len(procs, want), "%s holds %v", dir, procs)
+				assert.Check(t, slices.Contains(procs, cmd.Process.Pid) == inside, "bwrap in %s: %v", dir, procs)
+				tasks, err := os.ReadFile(filepath.Join(dir, "tasks"))
+				assert.NilError(t, err)
+				threads, _ := os.ReadDir("/proc/self/task")
+				for _, th := range threads {
+					assert.Check(t, !slices.Contains(strings.Fields(string(tasks)), th.Name()), "runner thread %s left in %s", th.Name(), dir)
+				}
+			}
+		})
+	}
 }
