@@ -35,8 +35,9 @@ type cgroupPool struct {
 	closed bool
 }
 
-// maxIdleCgroups bounds what a workspace keeps: its commands rarely overlap.
-const maxIdleCgroups = 4
+// maxIdlePerWorkspace bounds the cgroups, and the temp directories, a workspace keeps: its
+// commands rarely overlap.
+const maxIdlePerWorkspace = 4
 
 // reuseSlack is the memory a command's cgroup may still be charged with (the kernel's own
 // objects: a `true` leaves 0.1-1.5 MiB) and go to the next command, for a limit of
@@ -111,23 +112,26 @@ func (p *cgroupPool) take(l tools.Limits) *commandCgroups {
 
 // release ends a command's hold on its cgroups: everything left in them is killed, then
 // they go back to the pool, unless they hold too much memory, or are removed. (Zombies
-// may still count in pids.current: the exec tools reap the orphans after Release.)
-func (cg *commandCgroups) release() {
+// may still count in pids.current: the exec tools reap the orphans after Release.) It
+// reports whether nothing of the command is left running, which is false without cgroups.
+func (cg *commandCgroups) release() bool {
 	if cg == nil {
-		return
+		return false
 	}
 	// The pids cgroup holds every process of the command.
-	if sweep(cg.dirs[0], time.Now().Add(time.Second)) && cg.pool != nil && cg.memoryFit() && cg.pool.put(cg) {
-		return
+	swept := sweep(cg.dirs[0], time.Now().Add(time.Second))
+	if swept && cg.pool != nil && cg.memoryFit() && cg.pool.put(cg) {
+		return true
 	}
 	removeCgroups(cg.dirs)
+	return swept
 }
 
 // put keeps cg for a later command, unless the pool is closed or full.
 func (p *cgroupPool) put(cg *commandCgroups) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.idle) >= maxIdleCgroups {
+	if p.closed || len(p.idle) >= maxIdlePerWorkspace {
 		return false
 	}
 	p.idle = append(p.idle, cg)

@@ -275,10 +275,14 @@ func TestPrivateHomeEdges(t *testing.T) {
 	v := l.view("/usr/bin:/bin")
 	tmp := t.TempDir()
 	env := []string{"HOME=" + home}
-	// The private home cannot be made (it exists): the environment stays as it was, and
-	// the real home stays unreadable all the same.
-	assert.NilError(t, os.Mkdir(filepath.Join(tmp, "home"), 0o700))
+	// The private home cannot be made (a file is in the way): the environment stays as it
+	// was, and the real home stays unreadable all the same.
+	assert.NilError(t, os.WriteFile(filepath.Join(tmp, "home"), nil, 0o600))
 	assert.DeepEqual(t, l.privateHome(env, tmp, v, ws), env)
+	// The home a previous command left, emptied, is the new one's.
+	tmp = t.TempDir()
+	assert.NilError(t, os.Mkdir(filepath.Join(tmp, "home"), 0o700))
+	assert.DeepEqual(t, l.privateHome(env, tmp, v, ws), append(env, "HOME="+filepath.Join(tmp, "home")))
 	// A home inside the workspace is the agent's anyway.
 	inside := []string{"HOME=" + ws.Dir()}
 	assert.DeepEqual(t, l.privateHome(inside, t.TempDir(), v, ws), inside)

@@ -25,7 +25,7 @@ var helperExe = selfExe
 // path, argv...). cfg.Env, cfg.Limits and cfg.Cgroups are filled in here. The config goes
 // through a memfd, not argv, and the helper starts with an empty environment (see
 // internal/confine).
-func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Config, target []string) error {
+func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Config, target []string, temps *tempPool) error {
 	cfg.Env = cmd.Env
 	cfg.CoverDir = os.Getenv("GOCOVERDIR") // set only when measuring coverage
 	cfg.Limits = confine.Limits(EffectiveLimits(ws.Limits))
@@ -49,7 +49,7 @@ func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Co
 	if cfg.CoverDir != "" {
 		cmd.Env = []string{"GOCOVERDIR=" + cfg.CoverDir} // the helper's own, not the command's
 	}
-	l.helpers.Store(cmd, helperRun{cfg: cfg, file: f, cgroups: cg})
+	l.helpers.Store(cmd, helperRun{cfg: cfg, file: f, cgroups: cg, temps: temps})
 	return nil
 }
 
@@ -58,6 +58,7 @@ type helperRun struct {
 	cfg     confine.Config
 	file    *os.File
 	cgroups *commandCgroups
+	temps   *tempPool // where cfg.Tmp goes back
 }
 
 // configFile writes cfg as JSON to a memfd.
@@ -82,7 +83,9 @@ func memfd(name string, b []byte) (*os.File, error) {
 }
 
 // releaseHelper kills what is left of a helper-launched command in its cgroups, which go
-// back to the workspace or are removed, and removes the private temp directory.
+// back to the workspace or are removed, and then likewise its private temp directory,
+// which goes back only if the cgroups held everything of the command: without them an
+// orphan may still be writing there until the exec tools' sweep.
 func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	v, ok := l.helpers.LoadAndDelete(cmd)
 	if !ok {
@@ -90,9 +93,9 @@ func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	}
 	h := v.(helperRun)
 	_ = h.file.Close()
-	h.cgroups.release()
+	swept := h.cgroups.release()
 	if h.cfg.Tmp != "" {
-		_ = os.RemoveAll(h.cfg.Tmp)
+		h.temps.release(h.cfg.Tmp, swept)
 	}
 }
 

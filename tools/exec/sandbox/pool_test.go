@@ -256,7 +256,7 @@ func TestCgroupPoolRules(t *testing.T) {
 	// Empty directories, which removing takes at once.
 	empty := func() *commandCgroups { return &commandCgroups{dirs: []string{t.TempDir()}, limits: lim} }
 	p := &cgroupPool{}
-	for range maxIdleCgroups {
+	for range maxIdlePerWorkspace {
 		assert.Check(t, p.put(empty()))
 	}
 	assert.Check(t, !p.put(empty()), "more idle cgroups than the bound")
@@ -346,4 +346,54 @@ func TestBwrapIsBornInItsCgroups(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Landlock's private temp directory is emptied for the workspace's next command, not made
+// anew: that command finds nothing of the previous one's, even if it swapped its home for
+// a symlink (emptying must not follow it) or opened its modes.
+func TestReusedTempDirHoldsNothingOfTheCommandBefore(t *testing.T) {
+	if unavailable(ModeLandlock) != "" {
+		t.Skip(unavailable(ModeLandlock))
+	}
+	w, _, err := Probe(t.Context(), ModeLandlock)
+	assert.NilError(t, err)
+	if launcherOf(w).cgroup == nil {
+		t.Skip("no cgroups here: temp directories are not reused")
+	}
+	precious := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(precious, "keep"), []byte("x"), 0o600))
+	home := t.TempDir()
+	ws := workspace(t, withHomes(w, home))
+	ws.Env = map[string]string{"HOME": home}
+	res := run(t, ws, `echo $TMPDIR; echo left > "$TMPDIR/file"; mkdir "$TMPDIR/dir"; echo left > "$HOME/.rc"; `+
+		`mv "$HOME" "$TMPDIR/old-home"; ln -s `+precious+` "$HOME"; chmod 777 "$TMPDIR"`, 5)
+	assert.Assert(t, res.Success, res.Output)
+	tmp := strings.Split(res.Output, "\n")[0]
+	_, err = os.Stat(filepath.Join(precious, "keep"))
+	assert.NilError(t, err, "emptying the temp dir followed the command's symlink")
+
+	res = run(t, ws, `echo $TMPDIR; ls -A "$TMPDIR" "$HOME"; stat -c %a "$TMPDIR"; if test -L "$HOME"; then echo LINK; fi`, 5)
+	assert.Assert(t, res.Success, res.Output)
+	lines := strings.Split(res.Output, "\n")
+	assert.Check(t, is.Equal(lines[0], tmp), "the temp dir was not reused: the test proves nothing")
+	assert.Check(t, !strings.Contains(res.Output, "left") && !strings.Contains(res.Output, "file") && !strings.Contains(res.Output, "old-home") && !strings.Contains(res.Output, "keep"), res.Output)
+	assert.Check(t, is.Contains(res.Output, "\n700\n"))
+	assert.Check(t, !strings.Contains(res.Output, "LINK"), res.Output)
+}
+
+// Without cgroups an orphan of the command may still write in its temp directory until the
+// exec tools' sweep: the directory is removed, not kept.
+func TestTempDirIsNotReusedWithoutCgroups(t *testing.T) {
+	if unavailable(ModeLandlock) != "" {
+		t.Skip(unavailable(ModeLandlock))
+	}
+	w, _, err := Probe(t.Context(), ModeLandlock)
+	assert.NilError(t, err)
+	bare := *w.(*landlockSandbox)
+	bare.launcher = &launcher{homes: launcherOf(w).homes}
+	ws := workspace(t, &bare)
+	res := run(t, ws, "echo $TMPDIR", 5)
+	assert.Assert(t, res.Success, res.Output)
+	_, err = os.Stat(strings.Split(res.Output, "\n")[0])
+	assert.Check(t, os.IsNotExist(err))
 }
