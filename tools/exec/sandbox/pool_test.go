@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -395,5 +396,61 @@ func TestTempDirIsNotReusedWithoutCgroups(t *testing.T) {
 	res := run(t, ws, "echo $TMPDIR", 5)
 	assert.Assert(t, res.Success, res.Output)
 	_, err = os.Stat(strings.Split(res.Output, "\n")[0])
+	assert.Check(t, os.IsNotExist(err))
+}
+
+// forkInside on a hierarchy imitated by plain files (writing a tasks file there moves
+// nothing): a thread that cannot enter every cgroup forks from home, and one that cannot
+// get back home ends with its goroutine; either way the fork happens once.
+func TestForkInsideWhenMovingFails(t *testing.T) {
+	home, in := t.TempDir(), t.TempDir()
+	c := &cgroups{base: home}
+	forks := 0
+	start := func() error { forks++; return nil }
+
+	entered, err := c.forkInside([]string{in}, start)
+	assert.Check(t, entered && err == nil)
+	entered, err = (&cgroups{base: home, memory: t.TempDir()}).forkInside([]string{in, "/nonexistent"}, start)
+	assert.Check(t, !entered && err == nil, "entered %v: %v", entered, err)
+	// No way back: the thread ends, the fork happened all the same.
+	entered, err = (&cgroups{base: "/nonexistent"}).forkInside([]string{in}, start)
+	assert.Check(t, entered && err == nil)
+	// No way back after entering only some: nothing forked.
+	_, err = (&cgroups{base: "/nonexistent", memory: t.TempDir()}).forkInside([]string{in, "/nonexistent"}, start)
+	assert.ErrorContains(t, err, "enter cgroup /nonexistent")
+	assert.Equal(t, forks, 3)
+	assert.DeepEqual(t, c.home(), []string{home})
+
+	// A command Wrap never saw, or a sandbox without cgroup v1, starts the plain way.
+	b := &bwrapSandbox{launcher: &launcher{}}
+	cmd := osexec.Command("/bin/true")
+	assert.NilError(t, b.Start(cmd))
+	assert.NilError(t, cmd.Wait())
+}
+
+// The small file and directory helpers' failures.
+func TestCgroupAndTempFailures(t *testing.T) {
+	_, err := readFile(t.TempDir()) // a directory: read fails
+	assert.ErrorContains(t, err, "read ")
+	assert.Check(t, emptyTemp("/nonexistent") != nil)
+	assert.Check(t, emptyDir("/nonexistent") != nil)
+	_, err = childPid(strings.NewReader(strings.Repeat("x", 300)))
+	assert.ErrorContains(t, err, "no child-pid in bwrap's report")
+
+	// A process that stays in a cgroup past the deadline: the sweep says so.
+	dir := t.TempDir()
+	sleep := osexec.Command("sleep", "30")
+	assert.NilError(t, sleep.Start())
+	defer func() { _ = sleep.Process.Kill(); _ = sleep.Wait() }()
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(sleep.Process.Pid)+"\n"), 0o644))
+	assert.Check(t, !sweep(dir, time.Now()))
+
+	// An idle temp dir that is no longer as it was made is removed, not handed out.
+	p := &tempPool{}
+	opened := t.TempDir()
+	assert.NilError(t, os.Chmod(opened, 0o755))
+	p.idle = []string{opened}
+	assert.Equal(t, p.take(), "")
+	_, err = os.Stat(opened)
 	assert.Check(t, os.IsNotExist(err))
 }
