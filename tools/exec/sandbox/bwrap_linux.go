@@ -9,10 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,7 +54,9 @@ type admission struct {
 	// pidfd is the sandbox's first process (its PID 1), set once admitted: a pidfd, so a
 	// late kill cannot hit a process that reused the pid.
 	pidfd int
-	done  chan struct{}
+	// bornInside says bwrap was forked inside cgroups (see Start): so is its sandbox.
+	bornInside atomic.Bool
+	done       chan struct{}
 }
 
 // Wrap rewrites cmd to run under bwrap and starts the goroutine that admits the sandbox
@@ -140,14 +142,9 @@ func (a *admission) admit() {
 // confine moves the sandbox's first process into the command's cgroups, unless it was born
 // there (see Start), and sets its limits.
 func (a *admission) confine(pid int) error {
-	if a.cgroups != nil {
-		for _, dir := range a.cgroups.dirs {
-			if slices.Contains(cgroupPids(dir), pid) {
-				continue
-			}
-			if err := join([]string{dir}, pid); err != nil {
-				return err
-			}
+	if a.cgroups != nil && !a.bornInside.Load() {
+		if err := join(a.cgroups.dirs, pid); err != nil {
+			return err
 		}
 	}
 	return applyLimits(pid, a.limits)
@@ -167,8 +164,10 @@ func (b *bwrapSandbox) Start(cmd *exec.Cmd) error {
 	if a.cgroups == nil || a.limits.Processes < minProcessesInside || b.cgroup.memory != "" && a.limits.MemoryMB < minMemoryMBInside {
 		return cmd.Start()
 	}
-	_, err := b.cgroup.forkInside(a.cgroups.dirs, cmd.Start)
-	return err
+	return b.cgroup.forkInside(a.cgroups.dirs, func(inside bool) error {
+		a.bornInside.Store(inside) // before the fork: bwrap reports a child only after
+		return cmd.Start()
+	})
 }
 
 // childPid reads bwrap's --info-fd report as far as the sandbox's pid. bwrap writes

@@ -105,37 +105,30 @@ const (
 // machine, while a thread that moves itself (0 to cgroup v1's tasks) takes no such lock.
 // Only for cgroup v1 (c.threads).
 //
-// entered reports whether the thread got into every one of dirs, and so whether the child
-// was born in them; if not, it was forked from home. A thread that cannot get back home
-// ends with its goroutine, which Go does to a locked thread, rather than stay in a
-// command's cgroup.
-func (c *cgroups) forkInside(dirs []string, start func() error) (entered bool, err error) {
-	type result struct {
-		entered bool
-		err     error
-	}
-	done := make(chan result, 1)
+// start is told whether it runs inside every one of dirs, and so whether the child is
+// born in them; if not, it runs at home. A thread that cannot get back home ends with its
+// goroutine, which Go does to a locked thread, rather than stay in a command's cgroup.
+func (c *cgroups) forkInside(dirs []string, start func(inside bool) error) error {
+	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		moved, _ := moveThread(dirs)
 		if moved < len(dirs) { // the child joins them the usual way
 			if err := moveThreadHome(c.home(), moved); err != nil {
-				done <- result{err: err}
+				done <- err
 				return // locked: Go ends the thread
 			}
 			moved = 0
 		}
-		err := start()
-		r := result{entered: moved > 0, err: err}
-		if err := moveThreadHome(c.home(), moved); err != nil {
-			done <- r
+		err := start(moved > 0)
+		if moveThreadHome(c.home(), moved) != nil {
+			done <- err
 			return
 		}
 		runtime.UnlockOSThread()
-		done <- r
+		done <- err
 	}()
-	r := <-done
-	return r.entered, r.err
+	return <-done
 }
 
 // moveThread moves the calling thread into each of dirs in turn, and says into how many.
