@@ -25,7 +25,7 @@ var helperExe = selfExe
 // path, argv...). cfg.Env, cfg.Limits and cfg.Cgroups are filled in here. The config goes
 // through a memfd, not argv, and the helper starts with an empty environment (see
 // internal/confine).
-func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Config, target []string, temps *tempPool) error {
+func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Config, target []string, temps *idlePool[string]) error {
 	cfg.Env = cmd.Env
 	cfg.CoverDir = os.Getenv("GOCOVERDIR") // set only when measuring coverage
 	cfg.Limits = confine.Limits(EffectiveLimits(ws.Limits))
@@ -58,7 +58,7 @@ type helperRun struct {
 	cfg     confine.Config
 	file    *os.File
 	cgroups *commandCgroups
-	temps   *tempPool // where cfg.Tmp goes back
+	temps   *idlePool[string] // where cfg.Tmp goes back
 }
 
 // configFile writes cfg as JSON to a memfd.
@@ -95,7 +95,7 @@ func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	_ = h.file.Close()
 	swept := h.cgroups.release()
 	if h.cfg.Tmp != "" {
-		h.temps.release(h.cfg.Tmp, swept)
+		releaseTemp(h.temps, h.cfg.Tmp, swept)
 	}
 }
 

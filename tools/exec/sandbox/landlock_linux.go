@@ -68,7 +68,7 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	}
 	target := append([]string{cmd.Path}, cmd.Args...)
 	if err := l.wrapHelper(cmd, ws, cfg, target, temps); err != nil {
-		temps.release(tmp, true) // nothing ran
+		releaseTemp(temps, tmp, true) // nothing ran
 		return err
 	}
 	return nil

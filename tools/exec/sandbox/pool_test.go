@@ -2,7 +2,7 @@
 
 package sandbox
 
-// A workspace's commands share cgroups one after another (see cgroupPool): these attacks
+// A workspace's commands share cgroups one after another (see cgroupsFor): these attacks
 // check that a command inherits nothing from the one before, in every sandbox with cgroups.
 
 import (
@@ -39,7 +39,7 @@ func withCgroups(t *testing.T) []confined {
 
 // idleCgroups lists the cgroups ws keeps for w's next command.
 func idleCgroups(ws *tools.Workspace, w tools.CommandWrapper) [][]string {
-	p, _ := ws.Value(poolKey{launcherOf(w)}).(*cgroupPool)
+	p, _ := ws.Value(poolKey{launcherOf(w)}).(*idlePool[*commandCgroups])
 	if p == nil {
 		return nil
 	}
@@ -50,6 +50,13 @@ func idleCgroups(ws *tools.Workspace, w tools.CommandWrapper) [][]string {
 		out = append(out, cg.dirs)
 	}
 	return out
+}
+
+func requirePython(t *testing.T) {
+	t.Helper()
+	if _, err := osexec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
 }
 
 // forkCount is a command that forks n children that sleep, and prints how many it got.
@@ -81,9 +88,7 @@ func forked(t *testing.T, res tools.Result) int {
 // its call returns, so none is counted against the next command in the same cgroup: that
 // one gets its whole pids.max.
 func TestReusedCgroupHoldsNothingOfTheCommandBefore(t *testing.T) {
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	requirePython(t)
 	for _, sb := range withCgroups(t) {
 		t.Run(sb.name, func(t *testing.T) {
 			ws := workspace(t, sb.wrapper)
@@ -105,9 +110,7 @@ func TestReusedCgroupHoldsNothingOfTheCommandBefore(t *testing.T) {
 
 // A fork bomb in a command that runs in a reused cgroup still hits that command's pids.max.
 func TestForkBombInAReusedCgroupHitsTheLimit(t *testing.T) {
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	requirePython(t)
 	for _, sb := range withCgroups(t) {
 		t.Run(sb.name, func(t *testing.T) {
 			ws := workspace(t, sb.wrapper)
@@ -126,9 +129,7 @@ func TestForkBombInAReusedCgroupHitsTheLimit(t *testing.T) {
 // A cgroup removed behind the runner's back (it is empty between commands) is not
 // reused: the next command gets a new one, as confined.
 func TestCgroupRemovedBetweenCommandsIsReplaced(t *testing.T) {
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	requirePython(t)
 	for _, sb := range withCgroups(t) {
 		t.Run(sb.name, func(t *testing.T) {
 			ws := workspace(t, sb.wrapper)
@@ -144,6 +145,25 @@ func TestCgroupRemovedBetweenCommandsIsReplaced(t *testing.T) {
 			res := run(t, ws, forkCount(100), 10)
 			n := forked(t, res)
 			assert.Check(t, n > 0 && n < 20, "forked %d under pids.max 20", n)
+		})
+	}
+}
+
+// A cgroup made for other limits (a test changing ws.Limits) is not reused.
+func TestCgroupForOtherLimitsIsNotReused(t *testing.T) {
+	for _, sb := range withCgroups(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			ws.Limits.Processes = 20
+			assert.Assert(t, run(t, ws, "true", 5).Success)
+			before := idleCgroups(ws, sb.wrapper)
+			ws.Limits.Processes = 30
+			assert.Assert(t, run(t, ws, "true", 5).Success)
+			now := idleCgroups(ws, sb.wrapper)
+			assert.Assert(t, is.Len(before, 1))
+			assert.Assert(t, is.Len(now, 1))
+			assert.Check(t, now[0][0] != before[0][0])
+			assert.Check(t, is.Equal(read(t, now[0][0], "pids.max"), "30"))
 		})
 	}
 }
@@ -254,18 +274,21 @@ func TestCgroupPoolRules(t *testing.T) {
 	assert.Equal(t, c.usageFile([]string{"p"}, lim), filepath.Join("p", "memory.current"))
 	assert.Equal(t, c.usageFile([]string{"p"}, tools.Limits{}), "")
 
-	// Empty directories, which removing takes at once.
-	empty := func() *commandCgroups { return &commandCgroups{dirs: []string{t.TempDir()}, limits: lim} }
-	p := &cgroupPool{}
-	for range maxIdlePerWorkspace {
-		assert.Check(t, p.put(empty()))
+	// What a pool keeps and discards.
+	var discarded []int
+	p := &idlePool[int]{discard: func(i int) { discarded = append(discarded, i) }}
+	for i := range maxIdlePerWorkspace + 1 {
+		p.put(i)
 	}
-	assert.Check(t, !p.put(empty()), "more idle cgroups than the bound")
-	other := tools.Limits{Processes: 11, MemoryMB: 64}
-	assert.Check(t, p.take(other) == nil, "a cgroup made for other limits was reused")
-	assert.Check(t, is.Len(p.idle, 0), "unfit cgroups stay idle")
+	assert.DeepEqual(t, discarded, []int{maxIdlePerWorkspace}) // past the bound
+	x, ok := p.take(func(i int) bool { return i < 2 })
+	assert.Check(t, ok && x == 1, "took %d", x)
+	assert.DeepEqual(t, discarded, []int{4, 3, 2}) // unfit when taken
 	p.close()
-	assert.Check(t, !p.put(empty()), "a closed pool takes cgroups back")
+	p.put(7)
+	assert.DeepEqual(t, discarded, []int{4, 3, 2, 0, 7}) // on close, and put back after
+	_, ok = p.take(func(int) bool { return true })
+	assert.Check(t, !ok)
 	var nothing *commandCgroups
 	nothing.release() // a launcher without cgroups: nothing to do
 }
@@ -443,11 +466,14 @@ func TestCgroupAndTempFailures(t *testing.T) {
 	assert.Check(t, !sweep(dir, time.Now()))
 
 	// An idle temp dir that is no longer as it was made is removed, not handed out.
-	p := &tempPool{}
-	opened := t.TempDir()
+	l, ws := &launcher{}, workspace(t, nil)
+	opened, p, err := l.privateTemp(ws)
+	assert.NilError(t, err)
 	assert.NilError(t, os.Chmod(opened, 0o755))
-	p.idle = []string{opened}
-	assert.Equal(t, p.take(), "")
+	p.put(opened)
+	again, _, err := l.privateTemp(ws)
+	assert.NilError(t, err)
+	assert.Check(t, again != opened)
 	_, err = os.Stat(opened)
 	assert.Check(t, os.IsNotExist(err))
 }

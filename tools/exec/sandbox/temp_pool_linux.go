@@ -5,90 +5,45 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/agentrunner/runner/tools"
 )
 
-// tempPool keeps a workspace's private temp directories (see landlockSandbox.Wrap) between
-// its commands, emptied: making and removing a directory and its home cost milliseconds on
-// a slow disk (4 ms per command on the 2-core VM's ext4), where emptying one that a
-// command left empty costs two reads. A directory goes back only once nothing of its
-// command can still write there (its cgroups were swept) and it was emptied; then the next
-// command finds it as new. Commands running at once in a workspace get one each.
-type tempPool struct {
-	mu     sync.Mutex
-	idle   []string
-	closed bool
-}
+// A workspace keeps its Landlock commands' private temp directories (see
+// landlockSandbox.Wrap) between them, emptied (see idlePool): making and removing a
+// directory and its home cost milliseconds on a slow disk (4 ms per command on the 2-core
+// VM's ext4), where emptying one that a command left empty costs two reads. A directory
+// goes back only once nothing of its command can still write there (its cgroups were
+// swept) and it was emptied; then the next command finds it as new. Commands running at
+// once in a workspace get one each.
 
-// tempKey finds a launcher's temp pool among a workspace's values.
+// tempKey finds a launcher's temp directory pool among a workspace's values.
 type tempKey struct{ l *launcher }
 
 // privateTemp returns a private temp directory for a command in ws, an emptied one of the
-// workspace's or a new one, and the pool it goes back to.
-func (l *launcher) privateTemp(ws *tools.Workspace) (string, *tempPool, error) {
-	l.poolMu.Lock()
-	p, ok := ws.Value(tempKey{l}).(*tempPool)
-	if !ok {
-		p = &tempPool{}
-		ws.SetValue(tempKey{l}, p)
-		ws.OnClose(p.close)
-	}
-	l.poolMu.Unlock()
-	if dir := p.take(); dir != "" {
+// workspace's that is still as it was made (not replaced, its mode 0700) or a new one,
+// and the pool it goes back to.
+func (l *launcher) privateTemp(ws *tools.Workspace) (string, *idlePool[string], error) {
+	p := workspacePool(l, ws, tempKey{l}, func(dir string) { _ = os.RemoveAll(dir) })
+	dir, ok := p.take(func(dir string) bool {
+		fi, err := os.Lstat(dir)
+		return err == nil && fi.IsDir() && fi.Mode().Perm() == 0o700
+	})
+	if ok {
 		return dir, p, nil
 	}
 	dir, err := os.MkdirTemp("", "runner-sandbox-")
 	return dir, p, err
 }
 
-// take returns an idle directory that is still the private directory it was (not replaced
-// by a symlink, say), removing those that are not, or "".
-func (p *tempPool) take() string {
-	for {
-		p.mu.Lock()
-		n := len(p.idle)
-		if n == 0 {
-			p.mu.Unlock()
-			return ""
-		}
-		dir := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && fi.Mode().Perm() == 0o700 {
-			return dir
-		}
-		_ = os.RemoveAll(dir)
-	}
-}
-
-// release ends a command's use of dir: emptied and kept for the next command if reuse
-// (nothing of the command is left to write there) and the pool has room, else removed.
-func (p *tempPool) release(dir string, reuse bool) {
+// releaseTemp ends a command's use of dir: emptied and kept in p for the next command if
+// reuse (nothing of the command is left to write there), else removed.
+func releaseTemp(p *idlePool[string], dir string, reuse bool) {
 	if p != nil && reuse && emptyTemp(dir) == nil {
-		p.mu.Lock()
-		keep := !p.closed && len(p.idle) < maxIdlePerWorkspace
-		if keep {
-			p.idle = append(p.idle, dir)
-		}
-		p.mu.Unlock()
-		if keep {
-			return
-		}
+		p.put(dir)
+		return
 	}
 	_ = os.RemoveAll(dir)
-}
-
-// close removes the idle directories; those in use are removed on release.
-func (p *tempPool) close() {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle, p.closed = nil, true
-	p.mu.Unlock()
-	for _, dir := range idle {
-		_ = os.RemoveAll(dir)
-	}
 }
 
 // emptyTemp removes everything in a private temp directory but its home directory, which
