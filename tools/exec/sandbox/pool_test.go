@@ -473,6 +473,7 @@ func TestCgroupAndTempFailures(t *testing.T) {
 	p.put(opened)
 	again, _, err := l.privateTemp(ws)
 	assert.NilError(t, err)
+	p.put(again) // removed with the workspace
 	assert.Check(t, again != opened)
 	_, err = os.Stat(opened)
 	assert.Check(t, os.IsNotExist(err))
