@@ -107,7 +107,9 @@ const (
 //
 // start is told whether it runs inside every one of dirs, and so whether the child is
 // born in them; if not, it runs at home. A thread that cannot get back home ends with its
-// goroutine, which Go does to a locked thread, rather than stay in a command's cgroup.
+// goroutine, which Go does to a locked thread, rather than stay in a command's cgroup;
+// bwrap's --die-with-parent, which watches the thread that forked it, then ends the
+// command too (it fails closed). Otherwise the thread lives on in Go's pool, as any.
 func (c *cgroups) forkInside(dirs []string, start func(inside bool) error) error {
 	done := make(chan error, 1)
 	go func() {
