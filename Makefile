@@ -11,7 +11,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test unit lint fmt scenarios junit-check bench bench-search bench-loop bench-startup bench-many bench-bench clean cover lint-actions cross release-check
+.PHONY: all build test unit lint fmt scenarios junit-check bench bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -62,7 +62,7 @@ junit-check:
 	  xmllint --noout --schema $(XSD) runner-out/junit.xml; \
 	else echo "junit-check: xmllint or $(XSD) missing, skipped"; [ -z "$$CI" ]; fi
 
-bench: bench-loop bench-startup bench-search bench-many bench-bench
+bench: bench-loop bench-sandbox bench-startup bench-search bench-many bench-bench
 
 bench-loop:
 	$(GO) test -run '^$$' -bench . -benchmem ./runner/agent/ ./runner/transcript/
@@ -76,6 +76,11 @@ bench-many:
 
 bench-search:
 	./scripts/bench-search.sh
+
+## bench-sandbox: a sandboxed step against the same bwrap argv (or Landlock helper) started
+## bare, alternated in one run: gap and ratio, medians, with the load average
+bench-sandbox:
+	./scripts/bench-sandbox.sh
 
 ## bench-bench: runner bench's own overhead, 3 models x 20 scenarios x 5 repeats against an instant fake
 bench-bench:

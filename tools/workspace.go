@@ -42,8 +42,9 @@ type Workspace struct {
 	// is a.txt.
 	Mount string
 
-	mu     sync.Mutex
-	values map[any]any
+	mu      sync.Mutex
+	values  map[any]any
+	onClose []func()
 	// parent is the workspace a View was made from: it owns the root and the values.
 	parent *Workspace
 }
@@ -87,13 +88,33 @@ func (w *Workspace) Dir() string { return w.dir }
 // Root returns the os.Root through which all file access must go.
 func (w *Workspace) Root() *os.Root { return w.root }
 
-// Close releases the workspace's root handle. Closing a View does nothing: the root is
-// its parent's.
+// Close runs the functions registered with OnClose, latest first, and releases the
+// workspace's root handle. Closing a View does nothing: the root is its parent's.
 func (w *Workspace) Close() error {
 	if w.parent != nil {
 		return nil
 	}
+	w.mu.Lock()
+	hooks := w.onClose
+	w.onClose = nil
+	w.mu.Unlock()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		hooks[i]()
+	}
 	return w.root.Close()
+}
+
+// OnClose registers f to run when the workspace closes: what a sandbox keeps for a
+// workspace's commands (their cgroups) lives as long as the workspace. On a View it
+// registers with the View's parent.
+func (w *Workspace) OnClose(f func()) {
+	if w.parent != nil {
+		w.parent.OnClose(f)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onClose = append(w.onClose, f)
 }
 
 // View returns the same workspace (directory, root, values, environment, sandbox, limits,

@@ -302,3 +302,20 @@ func TestView(t *testing.T) {
 	_, err = ws.Root().Stat(".")
 	assert.NilError(t, err)
 }
+
+// What a sandbox keeps for a workspace is released once, when the workspace (not a View of
+// it) closes, latest registration first.
+func TestOnClose(t *testing.T) {
+	ws, err := tools.OpenWorkspace(t.TempDir())
+	assert.NilError(t, err)
+	var order []string
+	ws.OnClose(func() { order = append(order, "first") })
+	v := ws.View("/b")
+	v.OnClose(func() { order = append(order, "from view") })
+	assert.NilError(t, v.Close())
+	assert.Check(t, len(order) == 0, "closing a view ran %v", order)
+	assert.NilError(t, ws.Close())
+	assert.DeepEqual(t, order, []string{"from view", "first"})
+	_ = ws.Close() // the root is closed already: its error is not the point
+	assert.DeepEqual(t, order, []string{"from view", "first"})
+}

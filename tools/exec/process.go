@@ -73,7 +73,7 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 			return nil, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
 		}
 	}
-	err = p.cmd.Start()
+	err = startCommand(ws, p.cmd)
 	closeFiles(inR, outW, errW) // the child has its own copies
 	if err != nil {
 		closeFiles(inW, outR, errR)

@@ -23,6 +23,13 @@ type Releaser interface {
 	Release(cmd *osexec.Cmd)
 }
 
+// Starter is implemented by a tools.CommandWrapper that starts the commands it wrapped
+// itself, in place of cmd.Start (bwrap forks its launcher from inside the command's
+// cgroups).
+type Starter interface {
+	Start(cmd *osexec.Cmd) error
+}
+
 // Remote is implemented by a tools.CommandWrapper whose commands run in another
 // filesystem (a container): programs are then found by name on its PATH, not the host's.
 type Remote interface {
@@ -121,7 +128,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	}
 	growPipe(w)
 	start := time.Now()
-	err = startTracked(cmd.Start, func() int { return cmd.Process.Pid })
+	err = startTracked(func() error { return startCommand(ws, cmd) }, func() int { return cmd.Process.Pid })
 	closeAll(w, sw) // the child holds its own copies; EOF comes when every holder is gone
 	if err != nil {
 		closeAll(r, sr)
@@ -212,6 +219,14 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // onlyReader hides *os.File's WriterTo/ReaderFrom so io.CopyBuffer uses the given buffer.
 type onlyReader struct{ io.Reader }
+
+// startCommand starts cmd, through the workspace's sandbox if it is a Starter.
+func startCommand(ws *tools.Workspace, cmd *osexec.Cmd) error {
+	if s, ok := ws.Sandbox.(Starter); ok {
+		return s.Start(cmd)
+	}
+	return cmd.Start()
+}
 
 func release(ws *tools.Workspace, cmd *osexec.Cmd) {
 	if rel, ok := ws.Sandbox.(Releaser); ok {

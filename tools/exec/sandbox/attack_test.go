@@ -255,6 +255,9 @@ func TestMemoryIsLimitedForTheCommandAsAWhole(t *testing.T) {
 			}
 			ws := workspace(t, sb.wrapper)
 			ws.Limits.MemoryMB = 512
+			// In the cgroup of the workspace's previous command, as most commands run.
+			assert.Assert(t, run(t, ws, "true", 5).Success)
+			assert.Assert(t, is.Len(idleCgroups(ws, sb.wrapper), 1))
 			res := run(t, ws, strings.Repeat(hog, 4)+" wait", 30)
 			_, started := res.Metadata["exit_code"]
 			assert.Assert(t, started, res.Output)

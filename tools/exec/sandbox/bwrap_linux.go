@@ -1,15 +1,18 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,11 +50,13 @@ type admission struct {
 	errOut         *os.File // a copy of the command's stderr, for confinement failures
 	argsFile       *os.File // bwrap's arguments (--args)
 	limits         tools.Limits
-	cgroups        []string
+	cgroups        *commandCgroups // nil without cgroups
 	// pidfd is the sandbox's first process (its PID 1), set once admitted: a pidfd, so a
 	// late kill cannot hit a process that reused the pid.
 	pidfd int
-	done  chan struct{}
+	// bornInside says bwrap was forked inside cgroups (see Start): so is its sandbox.
+	bornInside atomic.Bool
+	done       chan struct{}
 }
 
 // Wrap rewrites cmd to run under bwrap and starts the goroutine that admits the sandbox
@@ -62,10 +67,12 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	}
 	a := &admission{limits: EffectiveLimits(ws.Limits), pidfd: -1, done: make(chan struct{})}
 	var err error
-	if err = a.open(cmd, b.cgroup); err != nil {
+	if err = a.open(cmd); err == nil {
+		a.cgroups, err = b.cgroupsFor(ws, a.limits)
+	}
+	if err != nil {
 		a.close()
 		_ = a.errOut.Close()
-		removeCgroups(a.cgroups)
 		return err
 	}
 	infoFD := 3 + len(cmd.ExtraFiles)
@@ -74,7 +81,8 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	// command line is readable by every process on the host, its environment is not.
 	if a.argsFile, err = memfd("runner-bwrap-args", []byte(strings.Join(args, "\x00")+"\x00")); err != nil {
 		a.close()
-		removeCgroups(a.cgroups)
+		_ = a.errOut.Close()
+		a.cgroups.release()
 		return err
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, a.infoW, a.blockR, a.argsFile)
@@ -87,7 +95,8 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	return nil
 }
 
-func (a *admission) open(cmd *exec.Cmd, cg *cgroups) error {
+// open makes the admission's pipes.
+func (a *admission) open(cmd *exec.Cmd) error {
 	var err error
 	if a.infoR, a.infoW, err = os.Pipe(); err != nil {
 		return fmt.Errorf("bwrap info pipe: %w", err)
@@ -100,11 +109,6 @@ func (a *admission) open(cmd *exec.Cmd, cg *cgroups) error {
 			a.errOut = os.NewFile(uintptr(fd), "stderr")
 		}
 	}
-	if cg != nil {
-		if a.cgroups, err = cg.create(a.limits); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -115,20 +119,18 @@ func (a *admission) admit() {
 	defer close(a.done)
 	defer a.errOut.Close()
 	_ = a.infoR.SetReadDeadline(time.Now().Add(admitTimeout))
-	var info struct {
-		ChildPid int `json:"child-pid"`
-	}
-	if err := json.NewDecoder(a.infoR).Decode(&info); err != nil || info.ChildPid <= 0 {
+	child, err := childPid(a.infoR)
+	if err != nil {
 		return // never started (Release closed the pipe), or bwrap failed and said why
 	}
 	// The child waits on block, alive and unreaped: its pid is still its own.
-	pidfd, err := unix.PidfdOpen(info.ChildPid, 0)
+	pidfd, err := unix.PidfdOpen(child, 0)
 	if err == nil {
 		a.pidfd = pidfd
-		err = a.confine(info.ChildPid)
+		err = a.confine(child)
 	}
 	if err != nil {
-		_ = syscall.Kill(info.ChildPid, syscall.SIGKILL)
+		_ = syscall.Kill(child, syscall.SIGKILL)
 		if a.errOut != nil {
 			fmt.Fprintf(a.errOut, "runner sandbox: %v\n", err)
 		}
@@ -137,11 +139,73 @@ func (a *admission) admit() {
 	_, _ = a.blockW.Write([]byte{1})
 }
 
+// confine moves the sandbox's first process into the command's cgroups, unless it was born
+// there (see Start), and sets its limits.
 func (a *admission) confine(pid int) error {
-	if err := join(a.cgroups, pid); err != nil {
-		return err
+	if a.cgroups != nil && !a.bornInside.Load() {
+		if err := join(a.cgroups.dirs, pid); err != nil {
+			return err
+		}
 	}
 	return applyLimits(pid, a.limits)
+}
+
+// Start starts a command Wrap rewrote (tools/exec calls it in place of cmd.Start). On
+// cgroup v1 bwrap is forked from inside the command's cgroups (see cgroups.forkInside), so
+// that the sandbox it creates is born in them, with bwrap itself counted among the
+// command's processes, and the admission has no process to move in; else, or below
+// minProcessesInside and minMemoryMBInside, the admission moves the sandbox in.
+func (b *bwrapSandbox) Start(cmd *exec.Cmd) error {
+	v, ok := b.pending.Load(cmd)
+	if !ok || b.cgroup == nil || !b.cgroup.threads {
+		return cmd.Start()
+	}
+	a := v.(*admission)
+	if a.cgroups == nil || a.limits.Processes < minProcessesInside || b.cgroup.memory != "" && a.limits.MemoryMB < minMemoryMBInside {
+		return cmd.Start()
+	}
+	return b.cgroup.forkInside(a.cgroups.dirs, func(inside bool) error {
+		a.bornInside.Store(inside) // before the fork: bwrap reports a child only after
+		return cmd.Start()
+	})
+}
+
+// childPid reads bwrap's --info-fd report as far as the sandbox's pid. bwrap writes
+// `{"child-pid": N` first and its namespaces after, each in a write of its own: decoding
+// the whole object would wake the reader for every one.
+func childPid(r io.Reader) (int, error) {
+	buf := make([]byte, 0, 256)
+	for len(buf) < cap(buf) {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if pid, ok := parseChildPid(buf); ok {
+			return pid, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("no child-pid in bwrap's report: %q", buf)
+}
+
+// parseChildPid finds the child-pid in the start of bwrap's report. A number that ends the
+// text may go on in the next write, so it counts only once something follows it.
+func parseChildPid(b []byte) (int, bool) {
+	const key = `"child-pid":`
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	rest := bytes.TrimLeft(b[i+len(key):], " \t\n")
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n == len(rest) {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(string(rest[:n]))
+	return pid, err == nil && pid > 0
 }
 
 // close releases the admission's descriptors (closing one twice is harmless).
@@ -155,7 +219,10 @@ func (a *admission) close() {
 
 // Release ends the admission of a finished command: it kills the sandbox's PID 1, which
 // takes the whole PID namespace with it (bwrap's --die-with-parent does the same, except
-// in the instant before it is armed), and removes the cgroup, killing what is left in it.
+// in the instant before it is armed), waits until that process is gone, and so everything
+// in its namespace (the kernel kills them as it dies and waits for them), and reaps it
+// (bwrap exits before it, so it comes to the runner, a subreaper). Then the cgroups are
+// emptied, which they should be already, and go back to the workspace or are removed.
 //
 // A sandbox still held at block is never let go unconfined: until admit has run, its first
 // process sits in the runner's process group, which the exec tools kill before Release.
@@ -169,10 +236,26 @@ func (b *bwrapSandbox) Release(cmd *exec.Cmd) {
 	<-a.done
 	if a.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(a.pidfd, unix.SIGKILL, nil, 0)
+		awaitGone(a.pidfd, time.Second)
 		_ = unix.Close(a.pidfd)
 	}
 	a.close()
-	removeCgroups(a.cgroups)
+	a.cgroups.release()
+}
+
+// awaitGone waits, at most timeout, until the process behind pidfd has exited, and reaps
+// it if it is the runner's child. A pidfd becomes readable once its process has exited
+// entirely: that wakes the runner the moment it happens, where polling the cgroup for it
+// sleeps in steps.
+func awaitGone(pidfd int, timeout time.Duration) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, int(timeout.Milliseconds())); !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	var info unix.Siginfo
+	_ = unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
 }
 
 // args builds bwrap's options (Wrap adds the command). Mounts apply in order, so the workspace is bound last,
@@ -185,29 +268,13 @@ func (b *bwrapSandbox) args(cmd *exec.Cmd, ws *tools.Workspace) []string {
 	args := make([]string, 0, 64+2*len(cmd.Env))
 	args = append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 	v := b.view(envValue(cmd.Env, "PATH"))
-	for _, d := range v.system {
-		if target, err := os.Readlink(d); err == nil {
-			args = append(args, "--symlink", target, d) // merged /usr: /bin -> usr/bin
-		} else {
-			args = append(args, "--ro-bind", d, d)
-		}
-	}
+	args = append(args, v.mounts...)
 	for _, home := range b.homes {
 		if !within(home, ws.Dir()) { // a home inside the workspace is the agent's anyway
 			args = append(args, "--tmpfs", home)
 		}
 	}
-	for _, d := range v.toolchains {
-		args = append(args, "--ro-bind", d, d)
-	}
-	// Credentials inside a directory bound back (~/.cargo/credentials.toml) stay hidden.
-	for _, p := range v.hidden {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			args = append(args, "--tmpfs", p)
-		} else if err == nil {
-			args = append(args, "--ro-bind", "/dev/null", p)
-		}
-	}
+	args = append(args, v.mask...) // toolchains bound back, credentials in them masked
 	if ws.Network {
 		if rc := resolvConf(); rc != "" {
 			args = append(args, "--ro-bind", rc, rc)

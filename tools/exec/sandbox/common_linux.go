@@ -23,6 +23,8 @@ type launcher struct {
 	helpers sync.Map
 	// views caches a *view per PATH.
 	views sync.Map
+	// poolMu guards the making of a workspace's cgroup pool (see poolOf).
+	poolMu sync.Mutex
 }
 
 func newLauncher() *launcher {

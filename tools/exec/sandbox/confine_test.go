@@ -203,6 +203,34 @@ func TestCredentialDirectoriesAreUnreadable(t *testing.T) {
 	}
 }
 
+// A credential file that appears in a toolchain directory bound into the sandbox
+// (~/.cargo/credentials.toml after a `cargo login` on the host) while a scenario runs is
+// hidden from the next command, and one that goes away stops being masked.
+func TestCredentialCreatedMidScenarioIsHidden(t *testing.T) {
+	home := t.TempDir()
+	tool := filepath.Join(home, ".cargo/bin/mytool")
+	assert.NilError(t, os.MkdirAll(filepath.Dir(tool), 0o755))
+	assert.NilError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho tool-runs\n"), 0o755))
+	creds := filepath.Join(home, ".cargo/credentials.toml")
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, withHomes(sb.wrapper, home))
+			ws.Env = map[string]string{"PATH": filepath.Dir(tool) + ":/usr/bin:/bin"}
+			command := "cat " + creds + " 2>/dev/null; mytool"
+			res := run(t, ws, command, 5)
+			assert.Assert(t, res.Success, res.Output)
+			assert.NilError(t, os.WriteFile(creds, []byte("cargo-secret"), 0o600))
+			res = run(t, ws, command, 5)
+			assert.Check(t, !strings.Contains(res.Output, "cargo-secret"), res.Output)
+			assert.Check(t, is.Contains(res.Output, "tool-runs"))
+			assert.NilError(t, os.Remove(creds))
+			res = run(t, ws, command, 5)
+			assert.Check(t, res.Success, res.Output)
+			assert.Check(t, is.Contains(res.Output, "tool-runs"))
+		})
+	}
+}
+
 // withHomes returns a copy of a probed wrapper whose home directories are homes.
 func withHomes(w tools.CommandWrapper, homes ...string) tools.CommandWrapper {
 	switch s := w.(type) {

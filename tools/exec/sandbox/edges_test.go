@@ -83,8 +83,8 @@ func TestAdmissionKillsWhatItCannotConfine(t *testing.T) {
 	assert.NilError(t, sleep.Start())
 	errOut, err := os.CreateTemp(t.TempDir(), "stderr")
 	assert.NilError(t, err)
-	a := &admission{cgroups: []string{"/nonexistent/cgroup"}, pidfd: -1, done: make(chan struct{}), errOut: errOut}
-	assert.NilError(t, a.open(osexec.Command("true"), nil))
+	a := &admission{cgroups: &commandCgroups{dirs: []string{"/nonexistent/cgroup"}}, pidfd: -1, done: make(chan struct{}), errOut: errOut}
+	assert.NilError(t, a.open(osexec.Command("true")))
 	defer a.close()
 	_, err = a.infoW.WriteString(fmt.Sprintf(`{"child-pid": %d}`, sleep.Process.Pid))
 	assert.NilError(t, err)
@@ -145,6 +145,34 @@ func TestHomeDirsAndDeniedPaths(t *testing.T) {
 	assert.NilError(t, os.Symlink(real, filepath.Join(home, ".aws")))
 	denied := (&launcher{homes: []string{home}}).deniedPaths()
 	assert.DeepEqual(t, denied, []string{filepath.Join(home, ".aws"), real})
+}
+
+// A view watches the credential paths it would show and the paths it hides, and is made
+// anew when one appears or goes; otherwise it is the same view.
+func TestViewIsMadeAnewWhenACredentialComesOrGoes(t *testing.T) {
+	home := t.TempDir()
+	assert.NilError(t, os.MkdirAll(filepath.Join(home, ".cargo/bin"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(home, ".cargo/credentials"), nil, 0o600))
+	l := &launcher{homes: []string{home}}
+	path := filepath.Join(home, ".cargo/bin") + ":/usr/bin"
+	v := l.view(path)
+	assert.Check(t, is.Contains(v.watch, filepath.Join(home, ".cargo/credentials.toml")))
+	assert.Check(t, is.Contains(v.hidden, filepath.Join(home, ".cargo/credentials")))
+	assert.Check(t, !strings.Contains(strings.Join(v.watch, " "), ".ssh"), "a credential no command would see is watched: %v", v.watch)
+	assert.Check(t, l.view(path) == v, "made anew with nothing changed")
+
+	assert.NilError(t, os.WriteFile(filepath.Join(home, ".cargo/credentials.toml"), nil, 0o600))
+	v2 := l.view(path)
+	assert.Check(t, v2 != v)
+	assert.Check(t, is.Contains(v2.hidden, filepath.Join(home, ".cargo/credentials.toml")))
+	assert.Check(t, is.Contains(strings.Join(v2.mask, " "), "/dev/null "+filepath.Join(home, ".cargo/credentials.toml")))
+
+	assert.NilError(t, os.Remove(filepath.Join(home, ".cargo/credentials")))
+	v3 := l.view(path)
+	assert.Check(t, v3 != v2)
+	for _, p := range v3.mask {
+		assert.Check(t, p != filepath.Join(home, ".cargo/credentials"), "a file that is gone is still masked")
+	}
 }
 
 func TestAutoFallsBackToNoneWithAWarning(t *testing.T) {
@@ -247,10 +275,14 @@ func TestPrivateHomeEdges(t *testing.T) {
 	v := l.view("/usr/bin:/bin")
 	tmp := t.TempDir()
 	env := []string{"HOME=" + home}
-	// The private home cannot be made (it exists): the environment stays as it was, and
-	// the real home stays unreadable all the same.
-	assert.NilError(t, os.Mkdir(filepath.Join(tmp, "home"), 0o700))
+	// The private home cannot be made (a file is in the way): the environment stays as it
+	// was, and the real home stays unreadable all the same.
+	assert.NilError(t, os.WriteFile(filepath.Join(tmp, "home"), nil, 0o600))
 	assert.DeepEqual(t, l.privateHome(env, tmp, v, ws), env)
+	// The home a previous command left, emptied, is the new one's.
+	tmp = t.TempDir()
+	assert.NilError(t, os.Mkdir(filepath.Join(tmp, "home"), 0o700))
+	assert.DeepEqual(t, l.privateHome(env, tmp, v, ws), append(env, "HOME="+filepath.Join(tmp, "home")))
 	// A home inside the workspace is the agent's anyway.
 	inside := []string{"HOME=" + ws.Dir()}
 	assert.DeepEqual(t, l.privateHome(inside, t.TempDir(), v, ws), inside)
@@ -260,7 +292,7 @@ func TestPrivateHomeEdges(t *testing.T) {
 
 // A wrapped command that cannot start (its directory is gone) is released at once: bwrap's
 // admission does not wait out its timeout for a report that never comes, and the cgroups
-// made for it are removed.
+// made for it are left empty, and removed with the workspace.
 func TestCommandThatNeverStartsIsReleased(t *testing.T) {
 	for _, sb := range sandboxes(t) {
 		t.Run(sb.name, func(t *testing.T) {
@@ -273,7 +305,9 @@ func TestCommandThatNeverStartsIsReleased(t *testing.T) {
 			case *bwrapSandbox:
 				a, ok := w.pending.Load(cmd)
 				assert.Assert(t, ok)
-				cgroups = a.(*admission).cgroups
+				if cg := a.(*admission).cgroups; cg != nil {
+					cgroups = cg.dirs
+				}
 			case *landlockSandbox:
 				cfg, ok := w.configOf(cmd)
 				assert.Assert(t, ok)
@@ -283,6 +317,10 @@ func TestCommandThatNeverStartsIsReleased(t *testing.T) {
 			start := time.Now()
 			sb.wrapper.(interface{ Release(*osexec.Cmd) }).Release(cmd)
 			assert.Check(t, time.Since(start) < 5*time.Second, "Release waited %s", time.Since(start))
+			for _, dir := range cgroups {
+				assert.Check(t, len(cgroupPids(dir)) == 0, "cgroup %s is not empty", dir)
+			}
+			assert.NilError(t, ws.Close())
 			for _, dir := range cgroups {
 				_, err := os.Stat(dir)
 				assert.Check(t, os.IsNotExist(err), "cgroup %s left behind", dir)

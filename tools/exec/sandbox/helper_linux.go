@@ -25,20 +25,20 @@ var helperExe = selfExe
 // path, argv...). cfg.Env, cfg.Limits and cfg.Cgroups are filled in here. The config goes
 // through a memfd, not argv, and the helper starts with an empty environment (see
 // internal/confine).
-func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Config, target []string) error {
+func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Config, target []string, temps *idlePool[string]) error {
 	cfg.Env = cmd.Env
 	cfg.CoverDir = os.Getenv("GOCOVERDIR") // set only when measuring coverage
 	cfg.Limits = confine.Limits(EffectiveLimits(ws.Limits))
-	if l.cgroup != nil {
-		dirs, err := l.cgroup.create(tools.Limits(cfg.Limits))
-		if err != nil {
-			return err
-		}
-		cfg.Cgroups = dirs
+	cg, err := l.cgroupsFor(ws, tools.Limits(cfg.Limits))
+	if err != nil {
+		return err
+	}
+	if cg != nil {
+		cfg.Cgroups = cg.dirs
 	}
 	f, err := configFile(cfg)
 	if err != nil {
-		removeCgroups(cfg.Cgroups)
+		cg.release()
 		return err
 	}
 	fd := 3 + len(cmd.ExtraFiles)
@@ -49,14 +49,16 @@ func (l *launcher) wrapHelper(cmd *exec.Cmd, ws *tools.Workspace, cfg confine.Co
 	if cfg.CoverDir != "" {
 		cmd.Env = []string{"GOCOVERDIR=" + cfg.CoverDir} // the helper's own, not the command's
 	}
-	l.helpers.Store(cmd, helperRun{cfg: cfg, file: f})
+	l.helpers.Store(cmd, helperRun{cfg: cfg, file: f, cgroups: cg, temps: temps})
 	return nil
 }
 
 // helperRun is what Release needs of a helper-launched command.
 type helperRun struct {
-	cfg  confine.Config
-	file *os.File
+	cfg     confine.Config
+	file    *os.File
+	cgroups *commandCgroups
+	temps   *idlePool[string] // where cfg.Tmp goes back
 }
 
 // configFile writes cfg as JSON to a memfd.
@@ -80,8 +82,10 @@ func memfd(name string, b []byte) (*os.File, error) {
 	return f, nil
 }
 
-// releaseHelper kills what is left of a helper-launched command in its cgroup and removes
-// the cgroup and the private temp directory.
+// releaseHelper kills what is left of a helper-launched command in its cgroups, which go
+// back to the workspace or are removed, and then likewise its private temp directory,
+// which goes back only if the cgroups held everything of the command: without them an
+// orphan may still be writing there until the exec tools' sweep.
 func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	v, ok := l.helpers.LoadAndDelete(cmd)
 	if !ok {
@@ -89,9 +93,9 @@ func (l *launcher) releaseHelper(cmd *exec.Cmd) {
 	}
 	h := v.(helperRun)
 	_ = h.file.Close()
-	removeCgroups(h.cfg.Cgroups)
+	swept := h.cgroups.release()
 	if h.cfg.Tmp != "" {
-		_ = os.RemoveAll(h.cfg.Tmp)
+		releaseTemp(h.temps, h.cfg.Tmp, swept)
 	}
 }
 

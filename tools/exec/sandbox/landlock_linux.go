@@ -23,11 +23,11 @@ type landlockSandbox struct {
 func (l *landlockSandbox) Name() string { return ModeLandlock }
 
 // Wrap gives the command a private temp directory (TMPDIR, XDG_CACHE_HOME unless the run
-// shares one, and HOME below it) and has the helper confine it: read access to the view
-// and to the regular files the runner hands over (cmd.ExtraFiles, such as run_code's
+// shares one, and HOME below it), empty, and has the helper confine it: read access to the
+// view and to the regular files the runner hands over (cmd.ExtraFiles, such as run_code's
 // script), writes in the workspace, the temp directory and the shared cache.
 func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
-	tmp, err := os.MkdirTemp("", "runner-sandbox-")
+	tmp, temps, err := l.privateTemp(ws)
 	if err != nil {
 		return fmt.Errorf("create private temp dir: %w", err)
 	}
@@ -67,8 +67,8 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 		Seccomp: confine.Seccomp{Sockets: !ws.Network && l.seccomp, Metadata: l.seccomp},
 	}
 	target := append([]string{cmd.Path}, cmd.Args...)
-	if err := l.wrapHelper(cmd, ws, cfg, target); err != nil {
-		_ = os.RemoveAll(tmp)
+	if err := l.wrapHelper(cmd, ws, cfg, target, temps); err != nil {
+		releaseTemp(temps, tmp, true) // nothing ran
 		return err
 	}
 	return nil
@@ -87,7 +87,10 @@ func (l *landlockSandbox) privateHome(env []string, tmp string, v *view, ws *too
 	}
 	private := filepath.Join(tmp, "home")
 	if err := os.Mkdir(private, 0o700); err != nil {
-		return env
+		// The previous command's, emptied (see tempPool), or something in the way.
+		if fi, lerr := os.Lstat(private); lerr != nil || !fi.IsDir() {
+			return env
+		}
 	}
 	env = append(env, "HOME="+private)
 	for _, dir := range v.toolchains {
@@ -104,7 +107,8 @@ func (l *landlockSandbox) privateHome(env []string, tmp string, v *view, ws *too
 // across domains), but their command lines, the runner's included, can be read.
 var landlockExtras = []string{"/proc", "/sys/devices/system/cpu"}
 
-// Release kills what is left of the command in its cgroup and removes its temp directory.
+// Release kills what is left of the command in its cgroups and empties its temp directory
+// for the workspace's next command, or removes it.
 func (l *landlockSandbox) Release(cmd *exec.Cmd) { l.releaseHelper(cmd) }
 
 func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {

@@ -131,6 +131,12 @@ func TestReleaseRemovesTheTempDirAndCgroup(t *testing.T) {
 	assert.Assert(t, strings.HasPrefix(filepath.Base(tmp), "runner-sandbox-"))
 
 	w.(*landlockSandbox).Release(cmd)
+	// The temp dir and the cgroups wait, empty, for the workspace's next command, and go
+	// with the workspace.
+	entries, err := os.ReadDir(tmp)
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(entries, 0))
+	assert.NilError(t, ws.Close())
 	_, err = os.Stat(tmp)
 	assert.Check(t, os.IsNotExist(err))
 	for _, dir := range cfg.Cgroups {

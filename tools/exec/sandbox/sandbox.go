@@ -18,17 +18,23 @@
 //
 // Both set resource limits (see DefaultLimits), where they cost least and cannot be raced:
 // the Landlock helper calls setrlimit before it executes the command; bwrap holds the
-// sandbox's first process (--block-fd) until the runner has applied them with prlimit(2)
-// and moved it into the command's cgroups (pids, and memory for the command as a whole,
-// where the runner can create them), which spares bwrap a helper process in front.
+// sandbox's first process (--block-fd) until the runner has applied them with prlimit(2),
+// which spares bwrap a helper process in front. Each command has cgroups of its own while
+// it runs (pids, and memory for the command as a whole, where the runner can create them),
+// which a workspace keeps, emptied, for its next command (see cgroupPool); on cgroup v1
+// bwrap is forked from inside them and the Landlock helper moves only its own thread in,
+// sparing the RCU grace period that moving a whole process waits for (see
+// cgroups.forkInside). Landlock's private temp directory is likewise emptied for the next
+// command rather than made anew (see tempPool).
 //
 // The helper runs from the init of an internal package that imports only the standard
 // library and x/sys, before the runner's other packages initialise (see
 // internal/confine), so re-executing the runner costs about as much as starting a small Go
-// program. Measured on a 2-core VM, BenchmarkRunInTerminal running `true`: none ~1 ms,
-// landlock ~6 ms, bwrap ~9 ms (bwrap's namespaces and mounts themselves take ~6 ms). On a
-// cgroup v1 machine the memory cgroup adds ~0.8 ms per command, and as root Landlock's
-// hiding of /etc/shadow a grant per entry of /etc, ~1.8 ms.
+// program. BenchmarkSandboxedStep (make bench-sandbox) sets a run_in_terminal call of
+// `true` against the same bwrap argv, or helper config, started bare in the same loop; on
+// a shared 2-core VM the runner adds about 0.6 ms to either (bwrap's namespaces and mounts
+// themselves take ~5 ms, the helper ~5 ms). As root, Landlock's hiding of /etc/shadow
+// costs a grant per entry of /etc, ~1.8 ms.
 //
 // Wrapped commands must be released (Release, see tools/exec.Releaser) once finished.
 package sandbox
@@ -62,8 +68,9 @@ const (
 //   - Processes 512 (RLIMIT_NPROC): counts all the processes of the user, and the kernel
 //     does not enforce it for root; when running as root each command also gets a pids
 //     cgroup of its own with pids.max = Processes if the machine lets it (see Probe's
-//     reason). Otherwise a fork bomb is contained only by bwrap's PID namespace and the
-//     call's timeout, which kills the whole process group or namespace.
+//     reason), in which bwrap itself, forked inside on cgroup v1, counts as one. Otherwise
+//     a fork bomb is contained only by bwrap's PID namespace and the call's timeout, which
+//     kills the whole process group or namespace.
 //
 // Core dumps are disabled (RLIMIT_CORE 0) so that a crash does not write into the workspace.
 var DefaultLimits = tools.Limits{CPUSeconds: 300, MemoryMB: 4096, FileSizeMB: 1024, Processes: 512}

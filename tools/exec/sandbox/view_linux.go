@@ -24,7 +24,10 @@ var systemSecrets = []string{
 }
 
 // view is what a sandboxed command may read outside its workspace for one PATH, computed
-// once (a per-command walk of /etc would cost every step).
+// once (a per-command walk of /etc would cost every step) and checked before each command
+// for credentials that appeared or went since (see stale). The system's own secrets
+// (systemSecrets) are taken as they were when the view was made: packages put them there,
+// not a run.
 type view struct {
 	// system are the systemDirs that exist.
 	system []string
@@ -37,13 +40,40 @@ type view struct {
 	hidden []string
 	// read and list are the Landlock grants for system and toolchains minus hidden.
 	read, list []string
+	// mounts are bwrap's options for system and, after the homes' tmpfs, mask: the
+	// toolchains bound back and the hidden paths masked (see bwrapSandbox.args).
+	mounts, mask []string
+	// watch are the homes' credential paths that would be visible if they existed and
+	// the hidden paths, and present says which existed when the view was made.
+	watch   []string
+	present []bool
 }
 
-// view returns the view for a command whose PATH is pathEnv.
+// view returns the view for a command whose PATH is pathEnv, made anew when a credential
+// path appeared or went since the last (see stale).
 func (l *launcher) view(pathEnv string) *view {
-	if v, ok := l.views.Load(pathEnv); ok {
+	if v, ok := l.views.Load(pathEnv); ok && !v.(*view).stale() {
 		return v.(*view)
 	}
+	v := l.newView(pathEnv)
+	l.views.Store(pathEnv, v)
+	return v
+}
+
+// stale reports whether a credential path the view would show has appeared, or a path it
+// hides has gone (bwrap could not mask it), since it was made: a Lstat per path (eight
+// as root with a ~/.cargo on PATH), where making the view anew stats every credential
+// path of every home and globs /etc.
+func (v *view) stale() bool {
+	for i, p := range v.watch {
+		if _, err := os.Lstat(p); (err == nil) != v.present[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *launcher) newView(pathEnv string) *view {
 	v := &view{}
 	for _, d := range systemDirs {
 		if _, err := os.Lstat(d); err == nil {
@@ -79,8 +109,44 @@ func (l *launcher) view(pathEnv string) *view {
 		}
 	}
 	v.read, v.list = confine.Readable(visible, llHidden)
-	actual, _ := l.views.LoadOrStore(pathEnv, v)
-	return actual.(*view)
+	for _, home := range l.homes {
+		for _, rel := range credentialPaths {
+			if p := filepath.Join(home, rel); inAny(p, visible) {
+				v.watch = appendNew(v.watch, p)
+			}
+		}
+	}
+	v.watch = appendNew(v.watch, v.hidden...)
+	for _, p := range v.watch {
+		_, err := os.Lstat(p)
+		v.present = append(v.present, err == nil)
+	}
+	v.mounts, v.mask = bwrapMounts(v)
+	return v
+}
+
+// bwrapMounts returns bwrap's options for v's system directories, and for its toolchains
+// and hidden paths (which go after the homes' tmpfs, see bwrapSandbox.args).
+func bwrapMounts(v *view) (mounts, mask []string) {
+	for _, d := range v.system {
+		if target, err := os.Readlink(d); err == nil {
+			mounts = append(mounts, "--symlink", target, d) // merged /usr: /bin -> usr/bin
+		} else {
+			mounts = append(mounts, "--ro-bind", d, d)
+		}
+	}
+	for _, d := range v.toolchains {
+		mask = append(mask, "--ro-bind", d, d)
+	}
+	// Credentials inside a directory bound back (~/.cargo/credentials.toml) stay hidden.
+	for _, p := range v.hidden {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			mask = append(mask, "--tmpfs", p)
+		} else if err == nil {
+			mask = append(mask, "--ro-bind", "/dev/null", p)
+		}
+	}
+	return mounts, mask
 }
 
 // existing expands the globs and returns the paths that exist, with symlinks resolved too.
