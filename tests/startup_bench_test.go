@@ -54,6 +54,7 @@ func BenchmarkStartToFirstRequest(b *testing.B) {
 	}
 	build := exec.Command("go", "build", "-o", bare, ".")
 	build.Dir = dir
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the runner binary is
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build the bare client: %v\n%s", err, out)
 	}
