@@ -14,7 +14,7 @@
 # gap (the median of the per-call differences), their ratio, and the CPU time the runner's
 # own process spends per call against the reference's (less sensitive to a loaded
 # machine than wall time), with the load average before and after.
-# Aim (issue 11): a sandboxed step within 1.5 ms of bare bwrap around the same command.
+# Aim (issue 12): a sandboxed step within 1.5 ms of bare bwrap around the same command.
 #
 # Environment: COUNT (default 5) runs; BENCHTIME (default 200x) calls per run and mode.
 set -euo pipefail

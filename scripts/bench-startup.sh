@@ -8,9 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-30}
+before=$(cut -d' ' -f1-3 /proc/loadavg)
 out=$(go test -run '^$' -bench StartToFirstRequest -benchtime "${RUNS}x" ./tests)
 echo "$out" | grep -E '^Benchmark' >&2 || { echo "$out" >&2; exit 1; }
-echo "$out" | awk '
+echo "$out" | awk -v load="$before -> $(cut -d' ' -f1-3 /proc/loadavg)" '
   /^BenchmarkStartToFirstRequest\// {
     split($1, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
     for (i = 2; i <= NF; i++) { if ($i == "ms/first-request") first[name] = $(i-1); if ($i == "ms/total") total[name] = $(i-1) }
@@ -22,4 +23,8 @@ echo "$out" | awk '
       k = order[i]
       printf "%-46s %10.2f %14.2fx %9.2f %7.2fx\n", k, first[k], first[k] / first["bare"], total[k], total[k] / total["bare"]
     }
+    aim["sandbox=none"] = 10; aim["sandbox=bwrap"] = 15
+    for (k in aim) if (k in first)
+      printf "aim %s: first request under %d ms: %s (%.2f ms)\n", k, aim[k], (first[k] < aim[k] ? "met" : "NOT MET"), first[k]
+    printf "load average %s\n", load
   }'
