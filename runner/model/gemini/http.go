@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/wire"
 )
 
 // generateResponse is one answer of generateContent, or one event of the stream.
@@ -194,17 +195,9 @@ func readEvents(body io.Reader, fn func(data []byte, last bool) error) error {
 	pending := false
 	var long []byte // a line longer than the buffer, gathered
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(line) > maxEvent {
-				return &badResponse{fmt.Errorf("a stream line longer than %d MB", maxEvent>>20)}
-			}
-			long = append(long, line...)
-			continue
-		}
-		if len(long) > 0 {
-			line = append(long, line...)
-			long = long[:0]
+		line, err := wire.ReadLine(br, &long, maxEvent)
+		if errors.Is(err, wire.ErrLineTooLong) {
+			return &badResponse{fmt.Errorf("a stream line longer than %d MB", maxEvent>>20)}
 		}
 		if err != nil && err != io.EOF {
 			// A body cut short is a failed connection, whatever half of it would parse as.

@@ -165,18 +165,10 @@ func (m *Model) read(body io.Reader, acc *accumulator) error {
 	}()
 	var long []byte // a line longer than the buffer, gathered
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(line) > maxLine {
-				return &model.ProviderError{Provider: "ollama", Host: m.Host(),
-					Message: fmt.Sprintf("unexpected response: a record longer than %d MB", maxLine>>20)}
-			}
-			long = append(long, line...)
-			continue
-		}
-		if len(long) > 0 {
-			line = append(long, line...)
-			long = long[:0]
+		line, err := wire.ReadLine(br, &long, maxLine)
+		if errors.Is(err, wire.ErrLineTooLong) {
+			return &model.ProviderError{Provider: "ollama", Host: m.Host(),
+				Message: fmt.Sprintf("unexpected response: a record longer than %d MB", maxLine>>20)}
 		}
 		if err != nil && err != io.EOF {
 			// A body cut short is a failed connection, whatever half of it would parse as;

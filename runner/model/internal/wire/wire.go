@@ -1,4 +1,5 @@
-// Package wire is the HTTP layer under the provider clients: an http.RoundTripper that
+// Package wire is the HTTP layer under the provider clients: a bounded line reader for
+// streamed bodies, and an http.RoundTripper that
 // remembers what the client libraries drop (the status and Retry-After of an error
 // response) and repairs tool-call arguments that a server sent in the other accepted form
 // (an object where go-openai wants a string, a string where Ollama wants an object), so
@@ -10,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -266,4 +268,30 @@ func fixArgs(args any, form ArgsForm) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ErrLineTooLong is ReadLine's error for a line longer than its bound.
+var ErrLineTooLong = errors.New("line too long")
+
+// ReadLine returns the next line of br, with its newline if it has one, and io.EOF with
+// the last. Most lines are br's own buffer (no copy); one longer than that buffer is
+// gathered in *long, which the caller keeps between calls, and one longer than max bytes
+// is ErrLineTooLong, so a broken server cannot grow a line without end. The line is
+// valid until the next call.
+func ReadLine(br *bufio.Reader, long *[]byte, max int) ([]byte, error) {
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(*long)+len(line) > max {
+				return nil, ErrLineTooLong
+			}
+			*long = append(*long, line...)
+			continue
+		}
+		if len(*long) > 0 {
+			line = append(*long, line...)
+			*long = (*long)[:0]
+		}
+		return line, err
+	}
 }

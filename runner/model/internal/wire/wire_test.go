@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -69,4 +70,27 @@ func TestTransportFixesStreamsAndCapturesErrors(t *testing.T) {
 	status, ra := capture.Status()
 	assert.Equal(t, status, 429)
 	assert.Equal(t, ra, "7")
+}
+
+// ReadLine gives each line with its newline, gathers one longer than the reader's
+// buffer, ends with the last line and io.EOF, and refuses a line over its bound.
+func TestReadLine(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	br := bufio.NewReaderSize(strings.NewReader("a\n"+long+"\nlast"), 16)
+	var gathered []byte
+	var lines []string
+	for {
+		line, err := ReadLine(br, &gathered, 1000)
+		lines = append(lines, string(line))
+		if err == io.EOF {
+			break
+		}
+		assert.NilError(t, err)
+	}
+	assert.DeepEqual(t, lines, []string{"a\n", long + "\n", "last"})
+
+	br = bufio.NewReaderSize(strings.NewReader(long+"\n"), 16)
+	gathered = nil
+	_, err := ReadLine(br, &gathered, 50)
+	assert.ErrorIs(t, err, ErrLineTooLong)
 }
