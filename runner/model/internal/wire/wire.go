@@ -1,9 +1,9 @@
 // Package wire is the HTTP layer under the provider clients: a bounded line reader for
-// streamed bodies, and an http.RoundTripper that
-// remembers what the client libraries drop (the status and Retry-After of an error
-// response) and repairs tool-call arguments that a server sent in the other accepted form
-// (an object where go-openai wants a string, a string where Ollama wants an object), so
-// that the libraries' strict decoders do not fail on them.
+// streamed bodies, and an http.RoundTripper that remembers what the client libraries drop
+// (the status and Retry-After of an error response) and repairs tool-call arguments that
+// a server sent in the other accepted form (an object where go-openai wants a string, a
+// string where Ollama wants an object), so that the libraries' strict decoders do not
+// fail on them.
 package wire
 
 import (
