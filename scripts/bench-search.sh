@@ -31,6 +31,7 @@ FD=$(command -v fdfind || command -v fd || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/benchcmd" ./tools/search/internal/benchcmd
+CGO_ENABLED=0 go build -o "$tmp/runner" . # as make build and the releases build it
 
 echo "corpus: $SRC ($(find "$SRC" -type f | wc -l) files); $RUNS runs each; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$(rg --version | sed -n 1p); $("$FD" --version)"
@@ -50,3 +51,7 @@ compare -name "file_search '**/*_test.go' (lists 1000, counts all)" \
 	file_search '{"pattern":"**/*_test.go"}' -- "$FD" -H -s -t f -g '*_test.go'
 compare -name "file_search '**/*.s'" \
 	file_search '{"pattern":"**/*.s"}' -- "$FD" -H -s -t f -g '*.s'
+# The same query as a whole `runner tool` call: the CLI's start-up, the sandbox probe and
+# the JSON result included, as a user or script running one tool call pays them.
+compare -name "runner tool grep_search -s 'Deprecated' (whole CLI call)" -runner "$tmp/runner" \
+	grep_search '{"pattern":"Deprecated","case_sensitive":true,"max_results":1000}' -- "${RG[@]}" -s 'Deprecated' .

@@ -5,11 +5,13 @@
 //
 // runs one tool call through a tools.Registry and prints its output, like rg or fd would.
 //
-//	benchcmd compare -dir DIR -n RUNS -name LABEL TOOL JSON-ARGS -- COMMAND [ARGS...]
+//	benchcmd compare -dir DIR -n RUNS -name LABEL [-runner BIN] TOOL JSON-ARGS -- COMMAND [ARGS...]
 //
 // runs "benchcmd run" and COMMAND alternately, RUNS times each, in DIR, and prints the
 // median wall-clock and CPU times of both and their ratio, with the number of output lines
-// of each so that a reader can check that both found the same thing.
+// of each so that a reader can check that both found the same thing. With -runner, the
+// call goes through the runner binary's "runner tool" instead, its whole start-up and
+// JSON result included.
 package main
 
 import (
@@ -92,6 +94,7 @@ func compareCmd(argv []string) error {
 	dir := fs.String("dir", ".", "workspace directory")
 	n := fs.Int("n", 7, "runs of each command")
 	name := fs.String("name", "", "label for the report line")
+	runner := fs.String("runner", "", "run the call as `BIN tool` (the runner binary) instead of benchcmd run")
 	_ = fs.Parse(argv)
 	rest := fs.Args()
 	sep := slices.Index(rest, "--")
@@ -103,6 +106,9 @@ func compareCmd(argv []string) error {
 		return fmt.Errorf("find own executable: %w", err)
 	}
 	ours := []string{self, "run", "-dir", *dir, rest[0], rest[1]}
+	if *runner != "" {
+		ours = []string{*runner, "tool", "--workspace", *dir, rest[0], rest[1]}
+	}
 	theirs := rest[3:]
 	// One untimed run of each warms the page cache and the directory entry cache.
 	if _, err := timeRun(ours, *dir); err != nil {
@@ -144,7 +150,19 @@ func timeRun(argv []string, dir string) (sample, error) {
 		return sample{}, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, errOut.String())
 	}
 	st := cmd.ProcessState
-	return sample{wall: wall, cpu: st.UserTime() + st.SystemTime(), lines: bytes.Count(out.Bytes(), []byte{'\n'})}, nil
+	return sample{wall: wall, cpu: st.UserTime() + st.SystemTime(), lines: outputLines(out.Bytes())}, nil
+}
+
+// outputLines counts the lines a command printed, or those of the "output" of the JSON
+// result that `runner tool` prints.
+func outputLines(out []byte) int {
+	var res struct {
+		Output *string `json:"output"`
+	}
+	if json.Unmarshal(out, &res) == nil && res.Output != nil {
+		return strings.Count(*res.Output, "\n") + 1
+	}
+	return bytes.Count(out, []byte{'\n'})
 }
 
 // median takes wall and CPU medians separately; lines are the same in every run.
