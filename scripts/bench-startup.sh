@@ -3,6 +3,8 @@
 # scenario, for the built binary against an instant fake model, each as a ratio to a Go
 # program that only posts that request (the floor on this machine, measured in the same run).
 # Aims (issue 12): first request under 10 ms with --sandbox none, under 15 ms with bwrap.
+# Each row starts with one untimed run (page cache, and the sandbox probe's per-machine
+# cache that every later start on the machine finds).
 #
 #   ./scripts/bench-startup.sh        (`make bench-startup`; RUNS, default 30, per row)
 set -euo pipefail
