@@ -103,7 +103,7 @@ func TestReusedCgroupHoldsNothingOfTheCommandBefore(t *testing.T) {
 			// orphans reaped them, before the call returned.
 			assert.Check(t, is.Equal(read(t, idle[0][0], "pids.current"), "0"))
 			res = run(t, ws, forkCount(12), 10)
-			assert.Check(t, is.Equal(forked(t, res), 12), "the next command did not get its %d processes: %s", 16, res.Output)
+			assert.Check(t, is.Equal(forked(t, res), 12), "the next command did not get its %d processes: %s", 12, res.Output)
 		})
 	}
 }
