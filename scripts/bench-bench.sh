@@ -30,7 +30,7 @@ if [ ! -x /usr/bin/time ]; then
 fi
 
 say "bench-bench: building runner and fakellm"
-go build -o "$work/runner" .
+make --no-print-directory -s build BIN="$work/runner" # the binary as make and the releases build it
 go build -o "$work/fakellm" ./runner/model/fakellm/cmd/fakellm
 
 mkdir -p "$work/suite"

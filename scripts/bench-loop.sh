@@ -40,7 +40,7 @@ if [ ! -x /usr/bin/time ]; then
 fi
 
 say "bench-loop: building runner and fakellm"
-go build -o "$work/runner" .
+make --no-print-directory -s build BIN="$work/runner" # the binary as make and the releases build it
 go build -o "$work/fakellm" ./runner/model/fakellm/cmd/fakellm
 
 # --- task files -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-many.XXXXXX")
 shm=""
 cleanup() { rm -rf "$work" ${shm:+"$shm"}; }
 trap cleanup EXIT
-go build -o "$work/runner" .
+make --no-print-directory -s build BIN="$work/runner" # the binary as make and the releases build it
 cat >"$work/tiny.yaml" <<'YAML'
 name: tiny
 prompt: Say you are done.

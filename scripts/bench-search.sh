@@ -31,7 +31,7 @@ FD=$(command -v fdfind || command -v fd || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/benchcmd" ./tools/search/internal/benchcmd
-CGO_ENABLED=0 go build -o "$tmp/runner" . # as make build and the releases build it
+make --no-print-directory -s build BIN="$tmp/runner" # the binary as make and the releases build it
 
 echo "corpus: $SRC ($(find "$SRC" -type f | wc -l) files); $RUNS runs each; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$(rg --version | sed -n 1p); $("$FD" --version)"
