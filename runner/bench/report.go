@@ -50,6 +50,8 @@ type Host struct {
 type Budget struct {
 	Tokens int           `json:"tokens,omitempty"`
 	Time   time.Duration `json:"time_ns,omitempty"`
+	// USD is the --budget-usd limit on what the cells may cost.
+	USD float64 `json:"usd,omitempty"`
 	// Spent is true when a budget stopped cells from starting.
 	Spent bool `json:"spent,omitempty"`
 }
