@@ -212,7 +212,7 @@ type budget struct {
 	start  time.Time
 	now    func() time.Time
 
-	usd    *suite.CostBudget
+	usd *suite.CostBudget
 
 	mu      sync.Mutex
 	used    int
