@@ -297,7 +297,11 @@ func suiteProperties(run result.Run, extra map[string]string) []junitProperty {
 		{"runner_version", runnerVersion(run)},
 	}
 	if cost := run.Cost(); cost.Prices != "" {
-		props = append(props, junitProperty{"cost_usd", cost.String()}, junitProperty{"prices", cost.Prices})
+		// Numbers for machines: the known part, and how many scenarios' cost is unknown.
+		props = append(props, junitProperty{"cost_usd", strconv.FormatFloat(cost.USD, 'f', -1, 64)}, junitProperty{"prices", cost.Prices})
+		if cost.Unknown > 0 {
+			props = append(props, junitProperty{"cost_unknown_scenarios", strconv.Itoa(cost.Unknown)})
+		}
 	}
 	names := make([]string, 0, len(extra))
 	for k := range extra {
