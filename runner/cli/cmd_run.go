@@ -20,6 +20,7 @@ import (
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/catalog"
+	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // DefaultModel runs the tasks' reference solutions: it needs no model server.
@@ -109,8 +110,8 @@ func scenarioFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-steps", Usage: "`N` steps at most, for every task", DefaultText: "the task's"},
 		&cli.DurationFlag{Name: "timeout", Usage: "`DURATION` (90s, 5m) for every task", DefaultText: "the task's"},
 		&cli.StringFlag{Name: "filter", Usage: "run only scenarios whose name matches `REGEX`"},
-		&cli.StringFlag{Name: "approval", Usage: "approval `MODE` for every task: auto, read-only, rules or ask", DefaultText: "the task's"},
-		&cli.StringFlag{Name: "sandbox", Usage: "sandbox `MODE` for every task: auto, bwrap, landlock or none", DefaultText: "the task's"},
+		&cli.StringFlag{Name: "approval", Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
+		&cli.StringFlag{Name: "sandbox", Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "cache-dir", Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
 		&cli.BoolFlag{Name: "stream", Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -126,15 +127,11 @@ func (o *RunOptions) Check() error {
 	if o.Parallel < 1 || o.Repeat < 1 || o.MaxSteps < 0 || o.Timeout < 0 {
 		return usageError("run: --parallel and --repeat must be at least 1, --max-steps and --timeout not negative")
 	}
-	switch o.Approval {
-	case "", task.ModeAuto, task.ModeReadOnly, task.ModeRules, task.ModeAsk:
-	default:
-		return usageError("run: --approval %q: want auto, read-only, rules or ask", o.Approval)
+	if err := task.CheckApprovalMode(o.Approval); err != nil {
+		return usageError("run: --approval: %v", err)
 	}
-	switch o.Sandbox {
-	case "", "auto", "bwrap", "landlock", "none":
-	default:
-		return usageError("run: --sandbox %q: want auto, bwrap, landlock or none", o.Sandbox)
+	if err := sandbox.CheckMode(o.Sandbox); err != nil {
+		return usageError("run: --sandbox: %v", err)
 	}
 	if err := o.ReachOptions.check(o.Model); err != nil {
 		return err

@@ -45,7 +45,7 @@ func toolCommand(stdio IO) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Value: ".", Usage: "the workspace directory"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "the arguments as a JSON object (or give them after NAME)"},
-			&cli.StringFlag{Name: "sandbox", Value: "auto", Usage: "confine commands: auto, bwrap, landlock or none"},
+			&cli.StringFlag{Name: "sandbox", Value: "auto", Usage: "confine commands: " + sandbox.ModeChoices()},
 			&cli.StringFlag{Name: "approval", Value: toolApprovalAgent, Usage: "agent (the built-in command rules and dynamic approval, as in a task), " +
 				"read-only, or auto (you approve the call: no rules)"},
 			&cli.BoolFlag{Name: "network", Usage: "let sandboxed commands and fetch_webpage reach the network, as network: true does"},
@@ -125,10 +125,8 @@ func RunTool(c *cli.Context, opts ToolOptions) error {
 		}
 		ws.Sandbox = wrap
 	} else {
-		switch opts.Sandbox {
-		case "", sandbox.ModeAuto, sandbox.ModeBwrap, sandbox.ModeLandlock, sandbox.ModeNone:
-		default:
-			return usageError("tool: sandbox: unknown sandbox mode %q (want auto, bwrap, landlock or none)", opts.Sandbox)
+		if err := sandbox.CheckMode(opts.Sandbox); err != nil {
+			return usageError("tool: sandbox: %v", err)
 		}
 	}
 	res := runToolCall(c, reg, opts.Name, json.RawMessage(opts.Args), ws, mode)

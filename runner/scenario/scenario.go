@@ -37,7 +37,7 @@ type Options struct {
 	Catalog *tools.Registry
 	// Judge opens a judge assertion's model by PROVIDER:MODEL; nil makes judges errors.
 	Judge func(spec string) (model.Model, error)
-	// Sandbox returns the command wrapper for a sandbox mode (auto, bwrap, landlock, none).
+	// Sandbox returns the command wrapper for a sandbox mode (one of sandbox.Modes).
 	Sandbox func(mode string) (tools.CommandWrapper, error)
 	// Approval, when set, overrides every task's approval policy (--approval).
 	Approval *task.Approval

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // Values of the enumerated keys.
 var (
-	approvalModes = []string{ModeAuto, ModeReadOnly, ModeRules, ModeAsk}
-	sandboxes     = []string{"auto", "bwrap", "landlock", "none"}
+	approvalModes = ApprovalModeNames()
+	sandboxes     = sandbox.ModeNames()
 	actions       = []string{"allow", "deny"}
 )
 

@@ -4,6 +4,10 @@
 package task
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -44,7 +48,7 @@ type Task struct {
 	Env          map[string]string `json:"env,omitempty"`
 	// Network lets commands reach the network inside the sandbox.
 	Network bool `json:"network,omitempty"`
-	// Sandbox is auto, bwrap, landlock or none.
+	// Sandbox is one of sandbox.Modes.
 	Sandbox string       `json:"sandbox"`
 	Limits  tools.Limits `json:"limits"`
 	// Environment, when set, runs commands in a container (see Environment).
@@ -86,6 +90,54 @@ const (
 	ModeRules    = "rules"
 	ModeAsk      = "ask"
 )
+
+// ApprovalMode is one row of the registry of approval modes (runner/policy applies them):
+// the task file's approval key, --approval, its help and messages and the schema read it.
+type ApprovalMode struct {
+	Name string
+	// Help is the one line the schema and the docs show.
+	Help string
+}
+
+// ApprovalModes are the approval modes, the default first.
+var ApprovalModes = []ApprovalMode{
+	{ModeAuto, "every listed tool runs"},
+	{ModeReadOnly, "only read-only tools run"},
+	{ModeRules, "the rules decide, then default"},
+	{ModeAsk, "ask on a terminal, otherwise like rules"},
+}
+
+// ApprovalModeNames lists the names of ApprovalModes, in order.
+func ApprovalModeNames() []string {
+	out := make([]string, len(ApprovalModes))
+	for i, m := range ApprovalModes {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// ErrUnknownApprovalMode is what CheckApprovalMode returns for a name not in ApprovalModes.
+var ErrUnknownApprovalMode = errors.New("unknown approval mode")
+
+// CheckApprovalMode returns nil for a mode in ApprovalModes or "" (the task's), else an
+// error wrapping ErrUnknownApprovalMode that lists the modes.
+func CheckApprovalMode(mode string) error {
+	if mode == "" || slices.Contains(ApprovalModeNames(), mode) {
+		return nil
+	}
+	return fmt.Errorf("%w %q (want %s)", ErrUnknownApprovalMode, mode, orList(ApprovalModeNames()))
+}
+
+// orList joins names as "a, b or c", for help and messages.
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ApprovalModeChoices is "auto, read-only, rules or ask", for help and messages.
+func ApprovalModeChoices() string { return orList(ApprovalModeNames()) }
 
 // Approval is the approval policy: a shorthand mode ("auto") or a block.
 type Approval struct {
