@@ -22,7 +22,7 @@ func reachFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "record", Usage: "store every model response in the cassette `DIR`"},
 		&cli.StringFlag{Name: "replay", Usage: "answer every model request from the cassette `DIR` (no server)"},
-		&cli.StringFlag{Name: "tool-call-parser", Usage: "read tool calls written as text: `MODE` auto, native, hermes, json or off", DefaultText: "the task's, else auto for ollama"},
+		&cli.StringFlag{Name: "tool-call-parser", Usage: "read tool calls written as text: `MODE` " + textcall.Choices(), DefaultText: "the task's, else auto for ollama"},
 	}
 }
 
@@ -32,8 +32,8 @@ func reachOptions(c *cli.Context) ReachOptions {
 
 // check reports a flag value that cannot work with the run's --model, as a usage error.
 func (o ReachOptions) check(model string) error {
-	if !textcall.Valid(o.ToolCallParser) {
-		return usageError("run: --tool-call-parser %q: want %s", o.ToolCallParser, strings.Join(textcall.Modes, ", "))
+	if err := textcall.Check(o.ToolCallParser); err != nil {
+		return usageError("run: --tool-call-parser: %v", err)
 	}
 	if o.Record != "" && (o.Replay != "" || strings.HasPrefix(strings.ToLower(model), "replay:")) {
 		return usageError("run: --record cannot be combined with a replay")

@@ -74,8 +74,8 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		getenv = os.Getenv
 	}
 	provider, name := Split(spec)
-	if !textcall.Valid(o.ToolCallParser) {
-		return nil, fmt.Errorf("tool call parser %q: want one of %s", o.ToolCallParser, strings.Join(textcall.Modes, ", "))
+	if err := textcall.Check(o.ToolCallParser); err != nil {
+		return nil, err
 	}
 	if o.Replay != "" && provider != "replay" {
 		if !slices.Contains(Known, provider) {
