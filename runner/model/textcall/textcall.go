@@ -89,15 +89,6 @@ func find(mode string) (Parser, bool) {
 	return Parser{}, false
 }
 
-// Default is the mode for a provider when neither the task nor a flag names one: on for
-// Ollama, whose small models write calls as text more often than not; off elsewhere.
-func Default(provider string) string {
-	if provider == "ollama" {
-		return Auto
-	}
-	return Native
-}
-
 // Model is a model whose text answers are read for tool calls.
 type Model struct {
 	inner model.Model

@@ -130,8 +130,6 @@ func TestWrap(t *testing.T) {
 	inner := &fixed{}
 	assert.Equal(t, textcall.Wrap(inner, textcall.Native), model.Model(inner))
 	assert.Equal(t, textcall.Wrap(inner, ""), model.Model(inner))
-	assert.Equal(t, textcall.Default("ollama"), textcall.Auto)
-	assert.Equal(t, textcall.Default("openai"), textcall.Native)
 }
 
 // TestEveryParserRowReadsWhatItsHelpSays ties each row's help to what it reads: a mode
