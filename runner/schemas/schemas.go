@@ -2,7 +2,8 @@
 // types by reflection (github.com/invopop/jsonschema): bench.json (runner/bench),
 // result.json (runner/result) and transcript lines (runner/transcript). Generated, they
 // cover every field anyone adds to those types, and cannot drift from what is written.
-// The task file schema is hand-written (runner/task) because it documents YAML input.
+// The task file schema is generated the same way from runner/task's types (Task), and
+// committed as runner/task/task.schema.json for editors; a test keeps the two equal.
 package schemas
 
 import (

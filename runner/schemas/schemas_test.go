@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
 
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
@@ -80,4 +81,22 @@ func TestResultSchema(t *testing.T) {
 	assert.Assert(t, err != nil)
 	assert.Assert(t, is.Contains(err.Error(), "status"))
 	_ = os.Stdout
+}
+
+// TestTaskSchemaIsGenerated fails when the committed task.schema.json (which editors fetch
+// and runner/task embeds) is not what the Go types generate; `go test ./runner/schemas
+// -update` rewrites it.
+func TestTaskSchemaIsGenerated(t *testing.T) {
+	got, err := Task()
+	assert.NilError(t, err)
+	const committed = "../task/task.schema.json"
+	if golden.FlagUpdate() {
+		assert.NilError(t, os.WriteFile(committed, got, 0o644))
+	}
+	want, err := os.ReadFile(committed)
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Equal(got, want), "%s is not what the Go types generate: run go test ./runner/schemas -update", committed)
+	served, err := Get("task")
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Equal(served, want), "runner schema task serves another schema")
 }

@@ -61,11 +61,11 @@ var AssertionKinds = func() []string {
 }()
 
 var (
-	fileContainsFields = []string{"path", "text"}
-	fileMatchesFields  = []string{"path", "regex"}
-	fileEqualsFields   = []string{"path", "content"}
-	commandFields      = []string{"run", "exit_code", "stdout_contains", "timeout", "junit", "format"}
-	toolCalledFields   = []string{"name", "args_match", "min", "max"}
+	fileContainsFields = keysOf(FileContains{})
+	fileMatchesFields  = keysOf(FileMatches{})
+	fileEqualsFields   = keysOf(FileEquals{})
+	commandFields      = keysOf(CommandCheck{})
+	toolCalledFields   = keysOf(ToolCalled{})
 )
 
 // single decodes a single-key mapping such as `- file_exists: out.txt` or

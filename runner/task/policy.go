@@ -8,6 +8,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
@@ -19,10 +20,10 @@ var (
 )
 
 var (
-	approvalFields    = []string{"mode", "default", "rules"}
-	ruleFields        = []string{"tool", "match", "action", "reason", "expires", "disabled"}
-	commandRuleFields = []string{"match", "action", "reason"}
-	limitFields       = []string{"cpu_seconds", "memory_mb", "file_size_mb", "processes"}
+	approvalFields    = keysOf(Approval{})
+	ruleFields        = keysOf(Rule{})
+	commandRuleFields = keysOf(CommandRule{})
+	limitFields       = keysOf(tools.Limits{})
 	// limitMax bounds each limit: Linux's PID_MAX_LIMIT for processes, 2^40 MiB (1 EiB)
 	// for sizes, whose conversion to bytes must fit an int64, and a century of CPU time.
 	limitMax = map[string]int{"processes": 4194304, "memory_mb": 1 << 40, "file_size_mb": 1 << 40, "cpu_seconds": 100 * 365 * 24 * 3600}
