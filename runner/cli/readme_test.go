@@ -105,3 +105,16 @@ func TestReadmeSandboxComparisonHasEveryMode(t *testing.T) {
 	}
 	assert.DeepEqual(t, cells(header)[1:], want)
 }
+
+// TestReadmeAssertionsAreTheRegistry: the table of assertions names every kind of
+// task.Kinds, in order (command has two rows).
+func TestReadmeAssertionsAreTheRegistry(t *testing.T) {
+	var got []string
+	for _, row := range readmeTable(t, "| assertion | passes when |") {
+		kind, _, _ := strings.Cut(row[0], ":")
+		if len(got) == 0 || got[len(got)-1] != kind {
+			got = append(got, kind)
+		}
+	}
+	assert.DeepEqual(t, got, task.AssertionKinds)
+}
