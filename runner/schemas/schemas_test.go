@@ -13,6 +13,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
+	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 )
@@ -45,7 +46,7 @@ func TestEveryFormatCompiles(t *testing.T) {
 		compile(t, n)
 	}
 	_, err := Get("nope")
-	assert.ErrorContains(t, err, "known: task, bench, result, transcript")
+	assert.ErrorContains(t, err, "known: task, bench, result, report, transcript")
 }
 
 // The transcript schema checks each event's data against its own type's payload.
@@ -99,4 +100,21 @@ func TestTaskSchemaIsGenerated(t *testing.T) {
 	served, err := Get("task")
 	assert.NilError(t, err)
 	assert.Assert(t, bytes.Equal(served, want), "runner schema task serves another schema")
+}
+
+// TestReportSchema: what runner run --json writes validates against `runner schema report`,
+// and a report whose totals are not numbers does not.
+func TestReportSchema(t *testing.T) {
+	s := compile(t, "report")
+	var b bytes.Buffer
+	run := result.Run{Started: time.Now(), Duration: time.Second, Scenarios: []result.Scenario{{Name: "a", File: "a.yaml",
+		Model: "oracle", Status: result.Passed, Stop: result.StopCompleted,
+		Assertions: []result.Assertion{{Kind: "completed", Passed: true, Message: "ok"}}}}}
+	assert.NilError(t, report.WriteJSON(&b, run))
+	inst, err := jsonschema.UnmarshalJSON(&b)
+	assert.NilError(t, err)
+	assert.NilError(t, s.Validate(inst))
+	var doc map[string]any
+	assert.NilError(t, json.Unmarshal([]byte(`{"schema_version": 1, "runner_version": "x", "started": "2026-01-01T00:00:00Z", "duration_ns": 1, "totals": {"scenarios": "one"}, "scenarios": []}`), &doc))
+	assert.Assert(t, s.Validate(doc) != nil, "totals.scenarios as a string must not validate")
 }
