@@ -23,7 +23,12 @@ var startupHeavy = map[string]string{
 	"github.com/santhosh-tekuri/jsonschema/v6": "the test-only schema oracle (compiling its meta-schemas at init cost 5-6 ms)",
 	"github.com/anthropics/anthropic-sdk-go": "the Anthropic SDK: runner/model/anthropic speaks REST and keeps the SDK as its test oracle; " +
 		"with OpenTelemetry and tidwall's JSON packages it was 46 of the binary's 472 packages",
-	"go.opentelemetry.io/otel": "OpenTelemetry (came with the Anthropic SDK)",
+	"github.com/openai/openai-go/v3": "the OpenAI SDK: openai-responses speaks through go-openai, as openai does, and keeps the SDK " +
+		"as its test oracle; it was 25 of the binary's packages",
+	"go.opentelemetry.io/otel":   "OpenTelemetry (came with the Anthropic SDK)",
+	"github.com/tidwall/gjson":   "the SDKs' JSON paths (came with the Anthropic and OpenAI SDKs)",
+	"github.com/tidwall/sjson":   "the SDKs' JSON paths (came with the Anthropic and OpenAI SDKs)",
+	"github.com/coder/websocket": "the OpenAI SDK's realtime transport",
 }
 
 // The binary, built as the Makefile and releases build it, leaves out what only tests use
