@@ -17,7 +17,6 @@ import (
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
-	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/version"
@@ -33,14 +32,16 @@ type Options struct {
 	Repeat, Parallel int
 	// OutDir receives OUT/<model-slug>/<scenario #k>/ for every cell.
 	OutDir string
-	// Scenario is the template of every cell's options; Model, ModelName and OutDir are
-	// set per model.
-	Scenario scenario.Options
+	// Scenario returns the options of one model's cells (session.Session.Scenario: the
+	// model's pre-flight check starts in it); OutDir is set per model.
+	Scenario func(ctx context.Context, model string) scenario.Options
 	// Open opens models (stream, request timeout, retries).
 	Open providers.OpenOptions
-	// BudgetTokens and BudgetTime (0: none) stop new cells from starting once spent.
+	// BudgetTokens, BudgetTime and BudgetUSD (0: none) stop new cells from starting once
+	// spent.
 	BudgetTokens int
 	BudgetTime   time.Duration
+	BudgetUSD    float64
 	// OnModel is told when a model's turn starts (after its probe and warm-up) or when it
 	// is skipped; OnStart and OnDone observe cells as in suite.Options.
 	OnModel func(ModelResult)
@@ -73,10 +74,10 @@ func Run(ctx context.Context, opts Options) *Report {
 	rep := &Report{
 		Version: FormatVersion, Runner: version.String(), Started: now(), Repeat: repeat,
 		Host:   Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
-		Budget: Budget{Tokens: opts.BudgetTokens, Time: opts.BudgetTime},
+		Budget: Budget{Tokens: opts.BudgetTokens, Time: opts.BudgetTime, USD: opts.BudgetUSD},
 		Tasks:  taskFiles(opts.Tasks),
 	}
-	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now}
+	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: &suite.CostBudget{USD: opts.BudgetUSD}}
 	for _, name := range opts.Models {
 		mr := ModelResult{Name: name, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name))}
 		var cells []result.Scenario
@@ -152,15 +153,14 @@ func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions) s
 // runModel runs one model's cells through the suite, with the run's parallelism,
 // retries, sandbox and transcripts.
 func runModel(ctx context.Context, name, outDir string, opts Options, b *budget) result.Run {
-	models := session.NewModels(name, opts.Open)
-	_ = models.Preflight(ctx, opts.Tasks) // the name parsed in prepare; a failed check errors the cells
-	so := opts.Scenario
-	so.OutDir, so.Model, so.ModelName = outDir, models.ForTask, models.Name
+	so := opts.Scenario(ctx, name) // the name parsed in prepare; a failed check errors the cells
+	so.OutDir = outDir
 	run := suite.Run(ctx, opts.Tasks, suite.Options{
 		Scenario: so, Parallel: opts.Parallel, Repeat: opts.Repeat, OnStart: opts.OnStart,
 		Admit: b.admit,
 		OnDone: func(s result.Scenario) {
 			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
+			b.usd.Add(s)
 			if opts.OnDone != nil {
 				opts.OnDone(s)
 			}
@@ -212,6 +212,8 @@ type budget struct {
 	start  time.Time
 	now    func() time.Time
 
+	usd *suite.CostBudget
+
 	mu      sync.Mutex
 	used    int
 	refused bool
@@ -226,7 +228,7 @@ func (b *budget) add(n int) {
 func (b *budget) spent() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return (b.tokens > 0 && b.used >= b.tokens) || (b.time > 0 && b.now().Sub(b.start) >= b.time)
+	return (b.tokens > 0 && b.used >= b.tokens) || (b.time > 0 && b.now().Sub(b.start) >= b.time) || b.usd.Spent()
 }
 
 func (b *budget) admit() bool {

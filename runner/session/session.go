@@ -1,7 +1,9 @@
 // Package session holds what the scenarios of one invocation share at run time: the task
 // files loaded once, each model opened and checked once, each sandbox mode probed once,
-// and the build cache. The command line binds flags into options; everything that touches
-// the machine or a model server lives here, so `run`, `validate` and `bench` share it.
+// and the build cache. The command line binds flags into Options; New builds the runtime
+// from them (everything that touches the machine or a model server lives here) and
+// Session.Scenario hands out the one set of scenario options, so `run`, `validate` and
+// `bench` share it.
 package session
 
 import (
@@ -32,16 +34,33 @@ const DefaultModel = "oracle"
 var ErrNoMatch = errors.New("matches no scenario")
 
 // LoadTasks loads every task file under paths, prints each task's warnings to warn and keeps
-// the tasks whose name matches filter ("" keeps all). Load errors list every problem at once.
+// the tasks whose name matches filter ("" keeps all). Load errors list every problem at once;
+// a filter that does not compile or keeps nothing is a *FilterError.
 func LoadTasks(paths []string, reg *tools.Registry, filter string, warn io.Writer) ([]*task.Task, error) {
+	return LoadCases(paths, reg, filter, warn, Cases{})
+}
+
+// Cases say how task files with vars:, a matrix: or a dataset: expand: values set from
+// outside (they win over the files'), and which cases of each to keep.
+type Cases struct {
+	Vars map[string]any
+	// Limit keeps the first Limit cases of each task (0: all); Sample picks Sample of
+	// them at random, seeded by Seed (0: all).
+	Limit, Sample int
+	Seed          uint64
+}
+
+// LoadCases is LoadTasks with the cases' options.
+func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Writer, cases Cases) ([]*task.Task, error) {
 	var re *regexp.Regexp
 	if filter != "" {
 		var err error
 		if re, err = regexp.Compile(filter); err != nil {
-			return nil, fmt.Errorf("--filter: %w", err)
+			return nil, &FilterError{Filter: filter, Err: err}
 		}
 	}
-	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs})
+	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs,
+		Vars: cases.Vars, Limit: cases.Limit, Sample: cases.Sample, Seed: cases.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +79,7 @@ func LoadTasks(paths []string, reg *tools.Registry, filter string, warn io.Write
 		}
 	}
 	if len(kept) == 0 {
-		return nil, fmt.Errorf("--filter %q: %w", filter, ErrNoMatch)
+		return nil, &FilterError{Filter: filter, Err: ErrNoMatch}
 	}
 	return kept, nil
 }
