@@ -243,7 +243,7 @@ func anyAsk(tasks []*task.Task) bool {
 }
 
 func fdOf(w io.Writer) uintptr {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := w.(interface{ Fd() uintptr }); ok { // an *os.File, or the scrubber around one
 		return f.Fd()
 	}
 	return ^uintptr(0)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // GitHubOptions say where the GitHub Actions outputs go.
@@ -65,7 +66,11 @@ func (g *github) Finish(run result.Run) error {
 	if err != nil {
 		return fmt.Errorf("job summary: %w", err)
 	}
-	werr := WriteSummary(f, run, g.opts.ArtifactsURL, g.opts.OutDir)
+	sw := scrub.NewWriter(f)
+	werr := WriteSummary(sw, run, g.opts.ArtifactsURL, g.opts.OutDir)
+	if err := sw.Flush(); werr == nil && err != nil {
+		werr = fmt.Errorf("job summary: %w", err)
+	}
 	if err := f.Close(); werr == nil && err != nil {
 		werr = fmt.Errorf("job summary: %w", err)
 	}

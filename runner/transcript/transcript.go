@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // Event types, in the order a scenario produces them.
@@ -95,7 +97,8 @@ func (w *Writer) Write(typ string, step int, data any) error {
 		if err != nil {
 			return fmt.Errorf("transcript %s event: %w", typ, err)
 		}
-		if raw, err = capStrings(b); err != nil {
+		// Secrets go before the cap: a cut must not leave the first half of one.
+		if raw, err = capStrings(scrub.Bytes(b)); err != nil {
 			return fmt.Errorf("transcript %s event: %w", typ, err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/replay"
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // Known lists the provider names Open accepts.
@@ -73,6 +74,9 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	// Whatever credential the model is opened with is scrubbed from every output, whoever
+	// echoes it (a server's error body, a gateway's 200, a streamed chunk).
+	scrub.AddProviderEnv(getenv)
 	provider, name := Split(spec)
 	if !textcall.Valid(o.ToolCallParser) {
 		return nil, fmt.Errorf("tool call parser %q: want one of %s", o.ToolCallParser, strings.Join(textcall.Modes, ", "))
