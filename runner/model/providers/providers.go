@@ -202,7 +202,7 @@ type Checker interface {
 func Check(ctx context.Context, m model.Model) error {
 	for m != nil {
 		if c, ok := m.(Checker); ok {
-			return c.Check(ctx)
+			return model.Redacted(c.Check(ctx)) // messages name the server, with its user info
 		}
 		u, ok := m.(interface{ Unwrap() model.Model })
 		if !ok {
@@ -230,7 +230,7 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 	if p, ok := find[Prober](m); ok {
 		info, err := p.Probe(ctx)
 		if err != nil {
-			return nil, err
+			return nil, model.Redacted(err)
 		}
 		return &info, nil
 	}
@@ -240,7 +240,8 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 // WarmUp loads m where its provider can (Ollama); others need no warm-up.
 func WarmUp(ctx context.Context, m model.Model) (int, error) {
 	if w, ok := find[WarmUpper](m); ok {
-		return w.WarmUp(ctx)
+		n, err := w.WarmUp(ctx)
+		return n, model.Redacted(err)
 	}
 	return 0, nil
 }
