@@ -31,6 +31,9 @@ type LoadOptions struct {
 	// (unknown parameters included), so a typo in a reference fails at load time rather
 	// than being silently ignored by the oracle run.
 	CheckArgs func(tool string, args map[string]any) error
+	// Getenv reads the values of the variables a task lists under secrets: (nil:
+	// os.Getenv).
+	Getenv func(string) string
 }
 
 // Load reads and decodes one task file. Decoding is strict: an unknown key, a wrong type,
@@ -92,6 +95,7 @@ func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error
 	l.d.collectAnchors(root)
 	l.decode(root)
 	l.check()
+	l.resolveSecrets()
 
 	var errs []error
 	for _, e := range sortProblems(l.d.errs) {
@@ -129,8 +133,9 @@ type loader struct {
 	namePos Position
 
 	// Nodes kept for checks that need several keys (which may come in any order).
-	refNodes   []ast.Node
-	approvalAt ast.Node
+	refNodes    []ast.Node
+	approvalAt  ast.Node
+	secretNodes []ast.Node
 
 	// defined holds the tools of tools_defined, decoded before every other key.
 	defined      *tools.Registry
@@ -174,7 +179,7 @@ func nameFromPath(path string) string {
 // taskFields are the top-level keys, in the order of the documentation.
 var taskFields = []string{
 	"name", "description", "tags", "model", "model_options", "tool_call_parser", "system", "prompt", "tools",
-	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "network", "sandbox",
+	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "secrets", "network", "sandbox",
 	"limits", "environment", "workspace", "verify", "assert", "score", "reference",
 }
 
@@ -222,6 +227,8 @@ func (l *loader) decode(root ast.Node) {
 			}
 		case "env":
 			t.Env = l.env(v, f)
+		case "secrets":
+			l.secrets(v, f)
 		case "network":
 			t.Network, _ = d.boolean(v, f)
 		case "sandbox":

@@ -42,6 +42,10 @@ type Task struct {
 	MaxSteps     int               `json:"max_steps"`
 	Timeout      time.Duration     `json:"timeout"`
 	Env          map[string]string `json:"env,omitempty"`
+	// Secrets name variables whose values are secret: taken from env: or, when it does not
+	// set them, from runner's environment, given to commands like env:, and scrubbed from
+	// every output (runner/scrub).
+	Secrets []string `json:"secrets,omitempty"`
 	// Network lets commands reach the network inside the sandbox.
 	Network bool `json:"network,omitempty"`
 	// Sandbox is auto, bwrap, landlock or none.
