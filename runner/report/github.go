@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/report/markdown"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scrub"
 )
@@ -212,9 +213,7 @@ func WriteSummary(w io.Writer, run result.Run, artifactsURL, outDir string) erro
 	return nil
 }
 
-// cell makes text safe inside a Markdown table cell: one line, no column breaks, no HTML
-// (GitHub renders HTML in summaries), at most max runes (0: no bound).
-func cell(s string, max int) string {
-	s = oneLine(s, max)
-	return strings.NewReplacer("|", `\|`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
-}
+// cell makes text safe inside a Markdown table cell (markdown.Cell): one line, every
+// punctuation character escaped, so no link, image, HTML or column break of the text is
+// live (GitHub renders all of them in summaries), at most max runes (0: no bound).
+func cell(s string, max int) string { return markdown.Cell(s, max) }
