@@ -132,6 +132,12 @@ assert:
 	o := runner(t, run{Args: append(args, path), Env: env})
 	assert.Equal(t, o.Code, 1, "the file assertion passes (the command got the token), the command fails")
 	grepOutputs(t, dir, o, token)
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			assert.Assert(t, !strings.Contains(m.Content, token), "the model's server was sent the token: %s", m.Content)
+		}
+	}
+	assert.Assert(t, strings.Contains(strings.Join(mapValues(toolResults(srv)), "\n"), "token=[REDACTED]"), "%v", toolResults(srv))
 	res := readResult(t, filepath.Join(dir, "out", "secret", "result.json"))
 	assert.Assert(t, res.Assertions[0].Passed, "the command saw the token: %+v", res.Assertions[0])
 	assert.Assert(t, strings.Contains(res.Assertions[1].Message, "the token is [REDACTED]"), "%s", res.Assertions[1].Message)
@@ -157,4 +163,12 @@ func TestServerEchoOfTheKeyLeavesNoBenchFile(t *testing.T) {
 		assert.NilError(t, err)
 	}
 	grepOutputs(t, dir, o, key)
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }
