@@ -49,10 +49,23 @@ type (
 	}
 	// Setup is a workspace setup command.
 	Setup = workspace.Step
-	// Request is a model request.
+	// Request is a model request: the conversation's length and, in Sent, the messages
+	// added since the previous request, so the transcript holds what the model was sent
+	// without repeating the whole conversation at every step.
 	Request struct {
 		Messages int    `json:"messages"`
 		Last     string `json:"last_role"`
+		Sent     []Sent `json:"sent,omitempty"`
+	}
+	// Sent is one message added to the conversation. Content is kept for messages no
+	// other event holds (the prompt is in start, a tool's result in its tool_call, the
+	// model's own text in its response): only its size and the call it answers are kept
+	// for those.
+	Sent struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
+		Bytes      int    `json:"bytes"`
+		Content    string `json:"content,omitempty"`
 	}
 	// Response is a model response.
 	Response struct {
@@ -96,6 +109,15 @@ type (
 	Assertion = result.Assertion
 	// FilesChanged is what the agent did to the workspace's files.
 	FilesChanged = result.FileChanges
+	// FileDiff is one text file the agent created, changed or deleted, as a unified diff
+	// against the content the task gave it (files: or copy_from:); Note says why there
+	// is no diff (binary, too large, content unknown).
+	FileDiff struct {
+		Path   string `json:"path"`
+		Change string `json:"change"` // created, changed or deleted
+		Diff   string `json:"diff,omitempty"`
+		Note   string `json:"note,omitempty"`
+	}
 	// MCP is an MCP server started (with its tools) or stopped (with its stderr).
 	MCP struct {
 		Server string   `json:"server"`
@@ -152,6 +174,7 @@ var Payloads = map[string]func() any{
 	TypeReminder:     func() any { return new(Reminder) },
 	TypeAssertion:    func() any { return new(Assertion) },
 	TypeFilesChanged: func() any { return new(FilesChanged) },
+	TypeFileDiff:     func() any { return new(FileDiff) },
 	TypeMCP:          func() any { return new(MCP) },
 	TypeJudge:        func() any { return new(Judge) },
 	TypeEnvironment:  func() any { return new(Environment) },
