@@ -134,6 +134,7 @@ func newApp(stdio IO) *cli.App {
 			schemaCommand(stdio),
 			importCommand(stdio),
 			mergeCommand(stdio),
+			viewCommand(stdio),
 			versionCommand(stdio),
 		},
 	}

@@ -200,6 +200,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 			Model: models.ForTask, ModelName: models.Name, Judge: models.Judge, Sandbox: sandboxes.Get, Engine: opts.Engine, RunID: opts.RunID,
 		},
 	})
+	writeView(opts.OutDir, opts.Stderr)
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
 	}
