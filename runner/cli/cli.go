@@ -98,6 +98,7 @@ func newApp(stdio IO) *cli.App {
 			importCommand(stdio),
 			mergeCommand(stdio),
 			viewCommand(stdio),
+			showCommand(stdio),
 			versionCommand(stdio),
 		},
 	}

@@ -337,3 +337,30 @@ func BenchmarkWriteIndex1000(b *testing.B) {
 		assert.NilError(b, WriteIndex(&w, entries, "t", time.Now()))
 	}
 }
+
+// TestShowCannotDriveTheTerminal is the attack on `runner show`: escapes the agent writes
+// reach the terminal as visible text; plain output (NO_COLOR, CI) has no escape at all.
+func TestShowCannotDriveTheTerminal(t *testing.T) {
+	out := t.TempDir()
+	s, events := hostileScenario(hostile)
+	writeScenario(t, out, "h", s, events)
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	st := ReadStory(out, entries[0])
+	var plain, colour bytes.Buffer
+	assert.NilError(t, WriteText(&plain, st, false))
+	assert.NilError(t, WriteText(&colour, st, true))
+	assert.Check(t, !strings.Contains(plain.String(), "\x1b"), plain.String())
+	assert.Check(t, is.Contains(plain.String(), `\x1b[31mred`))
+	assert.Check(t, is.Contains(plain.String(), "denied by"))
+	// With colour, the only escapes are the palette's.
+	rest := colour.String()
+	for _, e := range []string{"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"} {
+		rest = strings.ReplaceAll(rest, e, "")
+	}
+	assert.Check(t, !strings.Contains(rest, "\x1b"))
+	var list bytes.Buffer
+	assert.NilError(t, WriteList(&list, entries, false))
+	assert.Check(t, is.Contains(list.String(), "FAIL hostile"))
+	assert.Check(t, !strings.Contains(list.String(), "\x1b"))
+}
