@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -25,7 +26,11 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 		row := gridRow{Name: t.Name}
 		for i := range r.Models {
 			c := r.Models[i].find(t.Name)
-			row.Cells = append(row.Cells, heatCell(c))
+			cell := heatCell(c)
+			if c != nil {
+				cell.Link = "index.html#q=" + url.PathEscape(r.Models[i].Name+" "+t.Name)
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		page.Grid = append(page.Grid, row)
 	}
@@ -51,6 +56,9 @@ type gridRow struct {
 
 type gridCell struct {
 	Text, Title string
+	// Link opens the cell's scenario pages: the index runner view writes beside
+	// bench.html, filtered to this model and task ("" when nothing ran).
+	Link string
 	// Color is the cell's background: red (0%) to green (100%), grey when unmeasured.
 	Color template.CSS
 }
@@ -210,7 +218,7 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 <thead><tr><th class="l">scenario</th>{{range .Models}}<th>{{.Name}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Grid}}
-<tr><td class="l">{{.Name}}</td>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}">{{.Text}}</td>{{end}}</tr>
+<tr><td class="l">{{.Name}}</td>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>

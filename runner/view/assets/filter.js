@@ -7,11 +7,11 @@
   var rows = document.querySelectorAll("#scenarios tbody tr");
   var shown = document.getElementById("shown");
   function apply() {
-    var text = q.value.toLowerCase(), want = st.value, n = 0;
+    var words = q.value.toLowerCase().split(/\s+/).filter(Boolean), want = st.value, n = 0;
     for (var i = 0; i < rows.length; i++) {
-      var r = rows[i];
-      var ok = (!want || r.getAttribute("data-status") === want) &&
-        (!text || r.getAttribute("data-name").indexOf(text) >= 0);
+      var r = rows[i], name = r.getAttribute("data-name");
+      var ok = !want || r.getAttribute("data-status") === want;
+      for (var j = 0; ok && j < words.length; j++) ok = name.indexOf(words[j]) >= 0;
       r.hidden = !ok;
       if (ok) n++;
     }
@@ -19,8 +19,11 @@
   }
   q.addEventListener("input", apply);
   st.addEventListener("change", apply);
-  var h = location.hash.match(/^#status=(\w+)$/);
-  if (h) st.value = h[1];
+  // index.html#status=failed or #q=WORDS (bench.html's grid cells link with the model
+  // and task) start filtered.
+  var h = location.hash.match(/^#(status|q)=(.*)$/);
+  if (h && h[1] === "status") st.value = h[2];
+  if (h && h[1] === "q") { try { q.value = decodeURIComponent(h[2]); } catch (e) { q.value = h[2]; } }
   // Nothing to hide on a plain load: touching 1,000 rows would only cost a style pass.
   if (st.value || q.value) apply(); else shown.textContent = rows.length + " of " + rows.length + " shown";
   document.documentElement.setAttribute("data-ready", "1");
