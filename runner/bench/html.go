@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,7 +29,8 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 			c := r.Models[i].find(t.Name)
 			cell := heatCell(c)
 			if c != nil {
-				cell.Link = "index.html#q=" + url.PathEscape(r.Models[i].Name+" "+t.Name)
+				// ':' escaped too: before any '/', html/template would read it as a scheme.
+				cell.Link = "index.html#q=" + strings.ReplaceAll(url.PathEscape(r.Models[i].Name+" "+t.Name), ":", "%3A")
 			}
 			row.Cells = append(row.Cells, cell)
 		}

@@ -97,7 +97,8 @@ type Row struct {
 func Link(dir string) string {
 	parts := strings.Split(dir, "/")
 	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
+		// ':' too: in a first segment html/template would take it for a scheme.
+		parts[i] = strings.ReplaceAll(url.PathEscape(p), ":", "%3A")
 	}
 	return strings.Join(parts, "/") + "/" + Page
 }

@@ -94,10 +94,10 @@ func hostileScenario(output string) (result.Scenario, [][2]any) {
 func TestHostileTextIsInert(t *testing.T) {
 	out := t.TempDir()
 	s, events := hostileScenario(hostile + "\n" + strings.Repeat("y", 300_000))
-	writeScenario(t, out, "odd dir #1 ?x", s, events)
+	writeScenario(t, out, "odd: dir #1 ?x", s, events)
 	index, err := Write(out)
 	assert.NilError(t, err)
-	for _, page := range []string{index, filepath.Join(out, "odd dir #1 ?x", Page)} {
+	for _, page := range []string{index, filepath.Join(out, "odd: dir #1 ?x", Page)} {
 		b, err := os.ReadFile(page)
 		assert.NilError(t, err)
 		body := string(b)
@@ -138,9 +138,9 @@ func TestHostileTextIsInert(t *testing.T) {
 	}
 	// The index links the scenario's directory with its odd characters escaped.
 	b, _ := os.ReadFile(index)
-	assert.Check(t, is.Contains(string(b), `href="odd%20dir%20%231%20%3Fx/index.html"`))
+	assert.Check(t, is.Contains(string(b), `href="odd%3A%20dir%20%231%20%3Fx/index.html"`))
 	// The 300 KB output is folded and cut on the page.
-	p, _ := os.ReadFile(filepath.Join(out, "odd dir #1 ?x", Page))
+	p, _ := os.ReadFile(filepath.Join(out, "odd: dir #1 ?x", Page))
 	assert.Check(t, is.Contains(string(p), "more in transcript.jsonl"))
 	assert.Check(t, len(p) < 200_000, "page is %d bytes", len(p))
 }
