@@ -109,15 +109,6 @@ type (
 	Assertion = result.Assertion
 	// FilesChanged is what the agent did to the workspace's files.
 	FilesChanged = result.FileChanges
-	// FileDiff is one text file the agent created, changed or deleted, as a unified diff
-	// against the content the task gave it (files: or copy_from:); Note says why there
-	// is no diff (binary, too large, content unknown).
-	FileDiff struct {
-		Path   string `json:"path"`
-		Change string `json:"change"` // created, changed or deleted
-		Diff   string `json:"diff,omitempty"`
-		Note   string `json:"note,omitempty"`
-	}
 	// MCP is an MCP server started (with its tools) or stopped (with its stderr).
 	MCP struct {
 		Server string   `json:"server"`
@@ -174,7 +165,6 @@ var Payloads = map[string]func() any{
 	TypeReminder:     func() any { return new(Reminder) },
 	TypeAssertion:    func() any { return new(Assertion) },
 	TypeFilesChanged: func() any { return new(FilesChanged) },
-	TypeFileDiff:     func() any { return new(FileDiff) },
 	TypeMCP:          func() any { return new(MCP) },
 	TypeJudge:        func() any { return new(Judge) },
 	TypeEnvironment:  func() any { return new(Environment) },

@@ -27,7 +27,6 @@ const (
 	TypeReminder     = "reminder"      // the loop reminded the model to call a tool
 	TypeAssertion    = "assertion"     // an assertion outcome
 	TypeFilesChanged = "files_changed" // what the agent created, changed or deleted
-	TypeFileDiff     = "file_diff"     // one text file's diff against what the task gave
 	TypeMCP          = "mcp"           // an MCP server started or stopped
 	TypeJudge        = "judge"         // a judge assertion's prompt and verdict
 	TypeEnvironment  = "environment"   // a task's container, started

@@ -2,7 +2,6 @@ package view
 
 import (
 	"bufio"
-	"bytes"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -51,22 +50,21 @@ var funcs = template.FuncMap{
 		a, _ := Args(raw)
 		return a
 	},
-	"short":     func(s string) string { return Short(s, limitReason) },
-	"clean":     Clean,
-	"ms":        MS,
-	"dur":       Duration,
-	"bytes":     Bytes,
-	"tokens":    func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
-	"add":       func(a, b int) int { return a + b },
-	"pct":       func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
-	"score":     func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
-	"css":       func() template.CSS { return template.CSS(styleCSS) },
-	"js":        func() template.JS { return template.JS(filterJS) },
-	"time":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"lower":     func(s string) string { return strings.ToLower(Clean(s)) },
-	"deref":     func(f *float64) float64 { return *f },
-	"i2f":       func(n int64) float64 { return float64(n) },
-	"difflines": diffLines,
+	"short":  func(s string) string { return Short(s, limitReason) },
+	"clean":  Clean,
+	"ms":     MS,
+	"dur":    Duration,
+	"bytes":  Bytes,
+	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
+	"add":    func(a, b int) int { return a + b },
+	"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
+	"score":  func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
+	"css":    func() template.CSS { return template.CSS(styleCSS) },
+	"js":     func() template.JS { return template.JS(filterJS) },
+	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"lower":  func(s string) string { return strings.ToLower(Clean(s)) },
+	"deref":  func(f *float64) float64 { return *f },
+	"i2f":    func(n int64) float64 { return float64(n) },
 }
 
 var (
@@ -185,35 +183,4 @@ func writeFile(path string, render func(io.Writer) error) error {
 		return fmt.Errorf("view: %s: %w", path, err)
 	}
 	return nil
-}
-
-// diffLine is one line of a unified diff with its class for colouring.
-type diffLine struct{ Class, Text string }
-
-func diffLines(diff string) []diffLine {
-	lines := strings.SplitAfter(Clean(diff), "\n")
-	out := make([]diffLine, 0, len(lines))
-	for _, l := range lines {
-		if l == "" {
-			continue
-		}
-		c := ""
-		switch l[0] {
-		case '+':
-			c = "add"
-		case '-':
-			c = "del"
-		case '@':
-			c = "hunk"
-		}
-		out = append(out, diffLine{Class: c, Text: l})
-	}
-	return out
-}
-
-// render is for tests.
-func render(fn func(io.Writer) error) (string, error) {
-	var b bytes.Buffer
-	err := fn(&b)
-	return b.String(), err
 }

@@ -99,7 +99,6 @@ type Story struct {
 	// Turns are the agent's steps (model request, response, tool calls), in order.
 	Turns  []*Step
 	Files  *result.FileChanges
-	Diffs  []transcript.FileDiff
 	Judges []transcript.Judge
 	End    *transcript.End
 	// Problem says why the transcript could not be read in full ("" when it could).
@@ -183,8 +182,6 @@ func ReadStory(out string, e Entry) *Story {
 			stepOf(ev.Step).Reminder = v.Content
 		case *transcript.FilesChanged:
 			st.Files = v
-		case *transcript.FileDiff:
-			st.Diffs = append(st.Diffs, *v)
 		case *transcript.Judge:
 			st.Judges = append(st.Judges, *v)
 		case *transcript.End:

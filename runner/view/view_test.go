@@ -52,7 +52,7 @@ func writeScenario(t testing.TB, out, dir string, s result.Scenario, events [][2
 
 func stepOf(typ string, i int) int {
 	switch typ {
-	case transcript.TypeStart, transcript.TypeEnd, transcript.TypeAssertion, transcript.TypeFilesChanged, transcript.TypeFileDiff, transcript.TypeJudge:
+	case transcript.TypeStart, transcript.TypeEnd, transcript.TypeAssertion, transcript.TypeFilesChanged, transcript.TypeJudge:
 		return 0
 	}
 	return 1
@@ -80,7 +80,6 @@ func hostileScenario(output string) (result.Scenario, [][2]any) {
 		{transcript.TypeDecision, transcript.Decision{ID: "c1", Tool: "run_in_terminal", Decision: policy.Decision{Allowed: false, By: hostile, Rule: hostile, Reason: hostile}}},
 		{transcript.TypeToolCall, transcript.ToolCall{ID: "c1", Name: hostile, Tool: "run_in_terminal", Args: args, Result: tools.Result{Output: output, Error: &tools.Error{Code: "DENIED", Message: hostile, Suggestion: hostile}}}},
 		{transcript.TypeFilesChanged, result.FileChanges{Created: []string{hostile}, Protected: []string{hostile}, Total: 1}},
-		{transcript.TypeFileDiff, transcript.FileDiff{Path: hostile, Change: "created", Diff: "+" + hostile + "\n-" + hostile + "\n"}},
 		{transcript.TypeJudge, transcript.Judge{Line: 9, Model: hostile, Prompt: hostile, Verdict: &result.Verdict{Reasoning: hostile}, Text: []string{hostile}}},
 		{transcript.TypeMCP, transcript.MCP{Server: hostile, Argv: []string{hostile}, Stderr: hostile}},
 		{transcript.TypeEnd, transcript.End{Status: result.Failed, Reason: hostile}},
