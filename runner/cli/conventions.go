@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/agentrunner/runner/runner/task"
 )
 
 // envHelp lists the environment variables runner reads, for --help.
@@ -49,6 +51,9 @@ func unknownCommand(app *cli.App, args []string) error {
 	}
 	if args[1] == "help" || args[1] == "h" {
 		return nil
+	}
+	if best := task.Closest(args[1], names); best != "" {
+		return usageError("unknown command %q; did you mean %q? (commands: %s; see runner --help)", args[1], best, strings.Join(names, ", "))
 	}
 	return usageError("unknown command %q (commands: %s; see runner --help)", args[1], strings.Join(names, ", "))
 }

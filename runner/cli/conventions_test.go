@@ -18,6 +18,8 @@ func TestUnknownCommand(t *testing.T) {
 	assert.Equal(t, code, ExitUsage)
 	assert.Equal(t, stdout, "")
 	assert.Check(t, is.Contains(stderr, `runner: unknown command "nosuch" (commands: run, bench, validate,`))
+	_, _, stderr = invoke(t, "rn")
+	assert.Check(t, is.Contains(stderr, `runner: unknown command "rn"; did you mean "run"?`))
 }
 
 func TestBadFlagValueNamesFlagAndForm(t *testing.T) {
