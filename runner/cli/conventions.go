@@ -79,6 +79,13 @@ func usageErrors(cmds []*cli.Command, path string) {
 func explainFlagError(cmd string, flags []cli.Flag, err error) error {
 	msg := err.Error()
 	if m := notDefined().FindStringSubmatch(msg); m != nil {
+		var names []string
+		for _, f := range flags {
+			names = append(names, f.Names()...)
+		}
+		if best := task.Closest(m[1], names); best != "" {
+			return fmt.Errorf("%s: unknown flag --%s; did you mean --%s? (see runner %s --help)", cmd, m[1], best, cmd)
+		}
 		return fmt.Errorf("%s: unknown flag --%s (see runner %s --help)", cmd, m[1], cmd)
 	}
 	m := badValue().FindStringSubmatch(msg)
