@@ -181,7 +181,7 @@ func ReadStory(out string, e Entry) *Story {
 		case *transcript.Reminder:
 			stepOf(ev.Step).Reminder = v.Content
 		case *transcript.FilesChanged:
-			st.Files = v
+			st.Files = (*result.FileChanges)(v)
 		case *transcript.Judge:
 			st.Judges = append(st.Judges, *v)
 		case *transcript.End:
