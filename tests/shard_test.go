@@ -53,7 +53,7 @@ func ciSuite(t *testing.T) string {
 
 var (
 	timingField = regexp.MustCompile(`"(started|\w+_ns|transcript|tokens_per_second)": ("[^"]*"|[0-9.e+-]+)`)
-	junitTiming = regexp.MustCompile(`(time|timestamp|hostname)="[^"]*"|transcript: \S+|time: [^\n]*`)
+	junitTiming = regexp.MustCompile(`(time|timestamp|hostname)="[^"]*"|(transcript|page): \S+|time: [^\n]*`)
 )
 
 // Merging every shard's output gives the report one unsharded run writes (timings and

@@ -90,15 +90,17 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	specs := cfg.Tools.Specs()
 	var out Outcome
 	idle := 0
+	recorded := 0 // messages an earlier request event already described
 	for out.Steps < cfg.MaxSteps {
 		if stop, ok := contextStop(ctx); ok {
 			out.Stop = stop
 			return out
 		}
 		step := out.Steps + 1
-		if err := cfg.Record.Write(step, transcript.Request{Messages: len(msgs), Last: msgs[len(msgs)-1].Role}); err != nil {
+		if err := cfg.Record.Write(step, transcript.Request{Messages: len(msgs), Last: msgs[len(msgs)-1].Role, Sent: sent(msgs, recorded)}); err != nil {
 			return out.fail(err)
 		}
+		recorded = len(msgs)
 		start := now()
 		resp, err := cfg.Model.Step(withRetryEvents(ctx, cfg.Record, step), &model.Request{Messages: msgs, Tools: specs, Options: cfg.Options})
 		took := now().Sub(start)
@@ -114,13 +116,15 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		out.Steps = step
 		out.Usage.Add(resp.Usage)
 		out.MaxPrompt = max(out.MaxPrompt, resp.Usage.PromptTokens)
+		// The ids are given first, so the response event holds the ids the conversation
+		// (and the tool_call events) use.
+		calls := withIDs(resp.ToolCalls, step)
 		if err := cfg.Record.Write(step, transcript.Response{
-			Content: resp.Content, ToolCalls: resp.ToolCalls, Usage: resp.Usage,
+			Content: resp.Content, ToolCalls: calls, Usage: resp.Usage,
 			DurationMS: ms(took), TokPerSec: resp.Usage.TokensPerSecond(),
 		}); err != nil {
 			return out.fail(err)
 		}
-		calls := withIDs(resp.ToolCalls, step)
 		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: calls})
 		if len(calls) == 0 {
 			idle++
@@ -160,6 +164,27 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		}
 	}
 	out.Stop = result.StopMaxSteps
+	return out
+}
+
+// sent describes the messages added since the previous request (msgs[from:]). Only text
+// that no other event holds is copied: the system prompt and prompt are in the start
+// event, tool results in tool_call events, the model's text in responses; what is left
+// (the loop's reminders) is short. So the request events cost a few bytes per message,
+// not the conversation again at every step.
+func sent(msgs []model.Message, from int) []transcript.Sent {
+	if from >= len(msgs) {
+		return nil
+	}
+	out := make([]transcript.Sent, 0, len(msgs)-from)
+	for i := from; i < len(msgs); i++ {
+		m := msgs[i]
+		s := transcript.Sent{Role: m.Role, ToolCallID: m.ToolCallID, Bytes: len(m.Content)}
+		if m.Role == model.RoleUser && i > 1 {
+			s.Content = m.Content
+		}
+		out = append(out, s)
+	}
 	return out
 }
 

@@ -323,3 +323,45 @@ func TestModelErrorNamesTheModelOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestsRecordWhatWasSent: each request event describes the messages added since
+// the previous one, so the transcript rebuilds the conversation the model saw without
+// storing it again at every step.
+func TestRequestsRecordWhatWasSent(t *testing.T) {
+	m := &scripted{responses: []*model.Response{
+		calls(call("list_dir", `{}`)),
+		{Content: "thinking"},
+		calls(call("task_complete", `{"summary":"ok"}`)),
+	}}
+	cfg, ev, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted)
+	var reqs []transcript.Request
+	var resp []transcript.Response
+	for i, typ := range ev.typs {
+		switch typ {
+		case transcript.TypeRequest:
+			reqs = append(reqs, ev.data[i].(transcript.Request))
+		case transcript.TypeResponse:
+			resp = append(resp, ev.data[i].(transcript.Response))
+		}
+	}
+	assert.Equal(t, len(reqs), 3)
+	assert.DeepEqual(t, reqs[0].Sent, []transcript.Sent{
+		{Role: model.RoleSystem, Bytes: len(DefaultSystemPrompt)}, {Role: model.RoleUser, Bytes: len("do it")},
+	})
+	assert.Equal(t, len(reqs[1].Sent), 2)
+	assert.Equal(t, reqs[1].Sent[0].Role, model.RoleAssistant)
+	assert.Equal(t, reqs[1].Sent[1].Role, model.RoleTool)
+	assert.Equal(t, reqs[1].Sent[1].ToolCallID, "call_1_1")
+	assert.Equal(t, reqs[1].Sent[1].Content, "", "a tool's result is in its tool_call event, not again here")
+	assert.DeepEqual(t, reqs[2].Sent[1], transcript.Sent{Role: model.RoleUser, Bytes: len(reminder), Content: reminder})
+	// Summed over the requests, every message the model saw is described once.
+	n := 0
+	for _, r := range reqs {
+		n += len(r.Sent)
+	}
+	assert.Equal(t, n, len(m.requests[2].Messages))
+	// The response event carries the ids the conversation gave the calls.
+	assert.Equal(t, resp[0].ToolCalls[0].ID, "call_1_1")
+}

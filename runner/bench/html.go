@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,7 +27,12 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 		row := gridRow{Name: t.Name}
 		for i := range r.Models {
 			c := r.Models[i].find(t.Name)
-			row.Cells = append(row.Cells, heatCell(c))
+			cell := heatCell(c)
+			if c != nil {
+				// ':' escaped too: before any '/', html/template would read it as a scheme.
+				cell.Link = "index.html#q=" + strings.ReplaceAll(url.PathEscape(r.Models[i].Name+" "+t.Name), ":", "%3A")
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		page.Grid = append(page.Grid, row)
 	}
@@ -51,6 +58,9 @@ type gridRow struct {
 
 type gridCell struct {
 	Text, Title string
+	// Link opens the cell's scenario pages: the index runner view writes beside
+	// bench.html, filtered to this model and task ("" when nothing ran).
+	Link string
 	// Color is the cell's background: red (0%) to green (100%), grey when unmeasured.
 	Color template.CSS
 }
@@ -210,7 +220,7 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 <thead><tr><th class="l">scenario</th>{{range .Models}}<th>{{.Name}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Grid}}
-<tr><td class="l">{{.Name}}</td>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}">{{.Text}}</td>{{end}}</tr>
+<tr><td class="l">{{.Name}}</td>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>

@@ -46,6 +46,8 @@ func TestHTMLIsSelfContainedAndSmall(t *testing.T) {
 	assert.Assert(t, is.Contains(page, "<svg id=\"chart\""))
 	assert.Assert(t, is.Contains(page, "ollama:gone"))
 	assert.Assert(t, is.Contains(page, "No significant drop."))
+	// A measured cell opens its scenario pages: runner view's index, filtered to the cell.
+	assert.Assert(t, is.Contains(page, `<a href="index.html#q=`), "grid cells link the scenario pages")
 }
 
 // TestHTMLInChromium loads bench.html in headless Chromium: no script error, the

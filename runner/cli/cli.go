@@ -106,6 +106,8 @@ func newApp(stdio IO) *cli.App {
 			schemaCommand(stdio),
 			importCommand(stdio),
 			mergeCommand(stdio),
+			viewCommand(stdio),
+			showCommand(stdio),
 			versionCommand(stdio),
 		},
 	}

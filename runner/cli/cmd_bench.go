@@ -158,7 +158,8 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	if err := bench.WriteFiles(opts.OutDir, rep, cmp); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: %w", err)}
 	}
-	fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
+	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
+	fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
 	return benchExit(rep, cmp, opts)
 }
 

@@ -198,6 +198,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if budget.Refused() {
 		fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD))
 	}
+	writeView(opts.OutDir, opts.Stderr)
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
 	}

@@ -32,7 +32,7 @@ func validateCommand(stdio IO) *cli.Command {
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "oracle", Destination: &o.Oracle, Usage: "run every task's reference solution and require it to pass"},
-			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: 2, Usage: "scenarios run at once with --oracle"},
+			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: 2, Usage: "`N` scenarios run at once with --oracle"},
 		},
 		Action: func(c *cli.Context) error {
 			o.Paths = c.Args().Slice()

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/task"
 )
 
 // envHelp lists the environment variables runner reads, for --help: the providers' from
@@ -48,6 +49,9 @@ func unknownCommand(app *cli.App, args []string) error {
 	if args[1] == "help" || args[1] == "h" {
 		return nil
 	}
+	if best := task.Closest(args[1], names); best != "" {
+		return usageError("unknown command %q; did you mean %q? (commands: %s; see runner --help)", args[1], best, strings.Join(names, ", "))
+	}
 	return usageError("unknown command %q (commands: %s; see runner --help)", args[1], strings.Join(names, ", "))
 }
 
@@ -72,6 +76,13 @@ func usageErrors(cmds []*cli.Command, path string) {
 func explainFlagError(cmd string, flags []cli.Flag, err error) error {
 	msg := err.Error()
 	if m := notDefined().FindStringSubmatch(msg); m != nil {
+		var names []string
+		for _, f := range flags {
+			names = append(names, f.Names()...)
+		}
+		if best := task.Closest(m[1], names); best != "" {
+			return fmt.Errorf("%s: unknown flag --%s; did you mean --%s? (see runner %s --help)", cmd, m[1], best, cmd)
+		}
 		return fmt.Errorf("%s: unknown flag --%s (see runner %s --help)", cmd, m[1], cmd)
 	}
 	m := badValue().FindStringSubmatch(msg)

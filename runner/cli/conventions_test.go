@@ -18,6 +18,10 @@ func TestUnknownCommand(t *testing.T) {
 	assert.Equal(t, code, ExitUsage)
 	assert.Equal(t, stdout, "")
 	assert.Check(t, is.Contains(stderr, `runner: unknown command "nosuch" (commands: run, bench, validate,`))
+	_, _, stderr = invoke(t, "rn")
+	assert.Check(t, is.Contains(stderr, `runner: unknown command "rn"; did you mean "run"?`))
+	_, _, stderr = invoke(t, "run", "--modle", "oracle", "x.yaml")
+	assert.Check(t, is.Contains(stderr, `runner: run: unknown flag --modle; did you mean --model?`))
 }
 
 func TestBadFlagValueNamesFlagAndForm(t *testing.T) {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,10 @@ func TestGitHubEscaping(t *testing.T) {
 func TestGitHubFromEnv(t *testing.T) {
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	assert.NilError(t, os.WriteFile(summary, []byte("earlier step output\n"), 0o644))
+	ws := t.TempDir()
+	t.Chdir(ws)
 	env := map[string]string{
-		"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary,
+		"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary, "GITHUB_WORKSPACE": ws, "GITHUB_SHA": "abc123",
 		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "42",
 	}
 	var cmds bytes.Buffer
@@ -70,6 +73,7 @@ func TestGitHubFromEnv(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, strings.HasPrefix(string(b), "earlier step output\n## runner: 2 passed, 2 failed, 1 errored"), "the summary is appended")
 	assert.Check(t, is.Contains(string(b), "(https://github.com/o/r/actions/runs/42#artifacts)"))
+	assert.Check(t, is.Contains(string(b), "[scenarios/loop.yaml:9](https://github.com/o/r/blob/abc123/scenarios/loop.yaml#L9)"))
 
 	// Absolute task paths under GITHUB_WORKSPACE are annotated by their repository path.
 	env["GITHUB_WORKSPACE"] = "/home/runner/work/repo"
@@ -80,6 +84,59 @@ func TestGitHubFromEnv(t *testing.T) {
 	assert.NilError(t, r.Finish(run))
 	assert.Check(t, is.Contains(cmds.String(), "::error file=scenarios/config.yaml,line=15,"))
 
+	// Run from a subdirectory, with the task named relative to it: annotated by its
+	// repository path all the same, from GITHUB_WORKSPACE or else from the git root.
+	sub := filepath.Join(ws, "scenarios")
+	assert.NilError(t, os.MkdirAll(sub, 0o755))
+	t.Chdir(sub)
+	run = fixedRun()
+	run.Scenarios[1].File = "config.yaml"
+	for _, workspace := range []string{ws, ""} {
+		env["GITHUB_WORKSPACE"] = workspace
+		if workspace == "" {
+			assert.NilError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+		}
+		cmds.Reset()
+		r, _ = GitHubFromEnv(func(k string) string { return env[k] }, &cmds, "")
+		assert.NilError(t, r.Finish(run))
+		assert.Check(t, is.Contains(cmds.String(), "::error file=scenarios/config.yaml,line=15,"), "workspace %q", workspace)
+	}
+
 	_, ok = GitHubFromEnv(func(string) string { return "" }, &cmds, "")
 	assert.Assert(t, !ok, "off outside GitHub Actions")
+}
+
+// TestOneAnnotationPerScenario: GitHub shows ten annotations per step, so each failed
+// scenario gets one, at its first failure's line, with the other failures in its text.
+func TestOneAnnotationPerScenario(t *testing.T) {
+	run := result.Run{}
+	for i := range 12 {
+		run.Scenarios = append(run.Scenarios, result.Scenario{Name: fmt.Sprintf("s%d", i), File: "t.yaml", Status: result.Failed, Assertions: []result.Assertion{
+			{Kind: "command", Line: 10, Message: "exit 1"}, {Kind: "file_exists", Line: 12, Message: "no out.txt"}, {Kind: "completed", Line: 14, Passed: true},
+		}})
+	}
+	var b bytes.Buffer
+	assert.NilError(t, WriteAnnotations(&b, run))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	assert.Equal(t, len(lines), 12)
+	assert.Check(t, is.Contains(lines[0], "line=10,title=s0::command: exit 1%0A%0AAlso failed:%0A- file_exists: no out.txt (line 12)"))
+}
+
+// TestSummaryFoldsLongReasons: a Go panic in a reason is shortened in its cell, the
+// whole text one click away, escaped.
+func TestSummaryFoldsLongReasons(t *testing.T) {
+	panicText := "command: `go test` failed:\npanic: boom <script>x</script>\n" + strings.Repeat("\tmain.go:12 +0x1d\n", 50)
+	run := result.Run{Scenarios: []result.Scenario{
+		{Name: "ok", Status: result.Passed},
+		{Name: "bad", Status: result.Failed, Reason: panicText},
+	}}
+	var b bytes.Buffer
+	assert.NilError(t, WriteSummary(&b, run, "", ""))
+	out := b.String()
+	assert.Check(t, strings.Index(out, "| bad |") < strings.Index(out, "| ok |"), "failures first:\n%s", out)
+	assert.Check(t, is.Contains(out, "<details><summary>command: \\`go test\\` failed: panic: boom \\<script\\>x\\</script\\>"))
+	assert.Check(t, !strings.Contains(out, "<script>"))
+	row := out[strings.Index(out, "| bad |"):]
+	row = row[:strings.Index(row, "\n")]
+	assert.Check(t, is.Contains(row, "main.go:12 +0x1d<br>"), "the full text is in the row")
 }

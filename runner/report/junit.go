@@ -262,6 +262,8 @@ func systemOut(s result.Scenario) string {
 		}
 	}
 	if s.Transcript != "" {
+		// The page runner view writes beside the transcript tells the whole story.
+		fmt.Fprintf(&b, "page: %s\n", filepath.Join(filepath.Dir(s.Transcript), "index.html"))
 		fmt.Fprintf(&b, "transcript: %s\n", s.Transcript)
 	}
 	if s.Workspace != "" {

@@ -86,3 +86,7 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Closest returns the known name within typo distance of name, or "": the "did you mean"
+// of task keys, for the command line's commands, flags and names too.
+func Closest(name string, known []string) string { return closest(name, known) }

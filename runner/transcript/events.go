@@ -50,10 +50,23 @@ type (
 	}
 	// Setup is a workspace setup command.
 	Setup workspace.Step
-	// Request is a model request.
+	// Request is a model request: the conversation's length and, in Sent, the messages
+	// added since the previous request, so the transcript holds what the model was sent
+	// without repeating the whole conversation at every step.
 	Request struct {
 		Messages int    `json:"messages"`
 		Last     string `json:"last_role"`
+		Sent     []Sent `json:"sent,omitempty"`
+	}
+	// Sent is one message added to the conversation. Content is kept for messages no
+	// other event holds (the prompt is in start, a tool's result in its tool_call, the
+	// model's own text in its response): only its size and the call it answers are kept
+	// for those.
+	Sent struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
+		Bytes      int    `json:"bytes"`
+		Content    string `json:"content,omitempty"`
 	}
 	// Response is a model response.
 	Response struct {

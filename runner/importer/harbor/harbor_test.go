@@ -132,7 +132,7 @@ func TestConvertNetwork(t *testing.T) {
 		"[environment]\nnetwork_mode = \"public\"\n":     true,
 		"[environment]\nallow_internet = false\n":        false,
 		"[environment]\nallow_internet = true\n":         true,
-		"": true,
+		"":                                               true,
 	} {
 		s, err := Convert(task(t, with(base(), "task.toml", toml+"\n")))
 		assert.NilError(t, err, toml)

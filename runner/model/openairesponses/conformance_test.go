@@ -49,7 +49,9 @@ func sse(data ...string) string {
 	return b.String()
 }
 
-func completed(resp string) string { return `{"type":"response.completed","sequence_number":9,"response":` + resp + `}` }
+func completed(resp string) string {
+	return `{"type":"response.completed","sequence_number":9,"response":` + resp + `}`
+}
 
 // streamOf is an answer as a stream: created, a few deltas, then completed with the whole.
 func streamOf(resp string) string {

@@ -74,7 +74,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 	}
 	if o.Replay != "" && provider != "replay" {
 		if !slices.Contains(Known, provider) {
-			return nil, fmt.Errorf("model %q: unknown provider %q (providers: %s)", spec, provider, strings.Join(Known, ", "))
+			return nil, unknownProvider(spec, provider)
 		}
 		c, err := openCassette(o.Replay, getenv)
 		if err != nil {
@@ -103,7 +103,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		return nil, fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
 			spec, spec, strings.Join(Known, ", "))
 	case !known:
-		return nil, fmt.Errorf("model %q: unknown provider %q (providers: %s)", spec, provider, strings.Join(Known, ", "))
+		return nil, unknownProvider(spec, provider)
 	}
 	m, err := row.open(name, o, getenv)
 	if err != nil {

@@ -37,14 +37,16 @@ func TestSplit(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	tests := map[string]string{
-		"":              "no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)",
-		"mistral:x":     `model "mistral:x": unknown provider "mistral" (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
-		"anthropic:x":   `model "anthropic:x": anthropic: ANTHROPIC_API_KEY is not set`,
-		"qwen3":         `model "qwen3" has no provider: use PROVIDER:MODEL, e.g. ollama:qwen3 (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
-		"ollama:":       `model "ollama:": ollama: missing model name (e.g. ollama:qwen3:4b)`,
-		"openai:":       `model "openai:": openai: missing model name (e.g. openai:gpt-4o-mini)`,
-		"oracle:gpt-4o": `model "oracle:gpt-4o": the oracle takes no model name; use "oracle"`,
-		"replay:":       `model "replay:": name the cassette directory: replay:DIR`,
+		"":               "no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)",
+		"mistral:x":      `model "mistral:x": unknown provider "mistral"; did you mean "ollama:mistral:x" (an Ollama model NAME:TAG)? (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
+		"olama:qwen3:4b": `model "olama:qwen3:4b": unknown provider "olama"; did you mean "ollama:qwen3:4b"? (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
+		"qwen3:4b":       `model "qwen3:4b": unknown provider "qwen3"; did you mean "ollama:qwen3:4b" (an Ollama model NAME:TAG)? (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
+		"anthropic:x":    `model "anthropic:x": anthropic: ANTHROPIC_API_KEY is not set`,
+		"qwen3":          `model "qwen3" has no provider: use PROVIDER:MODEL, e.g. ollama:qwen3 (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
+		"ollama:":        `model "ollama:": ollama: missing model name (e.g. ollama:qwen3:4b)`,
+		"openai:":        `model "openai:": openai: missing model name (e.g. openai:gpt-4o-mini)`,
+		"oracle:gpt-4o":  `model "oracle:gpt-4o": the oracle takes no model name; use "oracle"`,
+		"replay:":        `model "replay:": name the cassette directory: replay:DIR`,
 	}
 	for spec, want := range tests {
 		_, err := providers.Open(spec, providers.OpenOptions{Getenv: env(nil)})

@@ -1,0 +1,245 @@
+// Package view turns an output directory into static pages people open first after a
+// run: OUT/index.html lists every scenario, OUT/<scenario>/index.html tells one
+// scenario's whole story (prompts, steps, tool calls, policy decisions, files, assertions,
+// judge). Everything is rebuilt from the result.json files and transcripts alone, so
+// older, downloaded or merged output works too; the same story is printed in the
+// terminal by `runner show` (WriteText).
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/transcript"
+)
+
+// Page is the file name of the pages: OUT/Page and OUT/<scenario dir>/Page.
+const Page = "index.html"
+
+// Entry is one scenario found in an output directory.
+type Entry struct {
+	result.Scenario
+	// Dir is the scenario's directory relative to the output directory, slash-separated.
+	Dir string
+}
+
+// Load finds every result.json under out, in the order a report would list them: failures
+// first (failed, then errored, then passed), each group in run order.
+func Load(out string) ([]Entry, error) {
+	var entries []Entry
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != "result.json" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var s result.Scenario
+		if err := json.Unmarshal(b, &s); err != nil || s.Name == "" || s.Status == "" {
+			return nil // not a scenario's record (a JSON report that happens to share the name)
+		}
+		rel, err := filepath.Rel(out, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		entries = append(entries, Entry{Scenario: s, Dir: filepath.ToSlash(rel)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("view: %w", err)
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		a, b := entries[i], entries[j]
+		if ra, rb := rank(a.Status), rank(b.Status); ra != rb {
+			return ra < rb
+		}
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		return a.Dir < b.Dir
+	})
+	return entries, nil
+}
+
+// rank orders statuses for "failures first".
+func rank(s result.Status) int {
+	switch s {
+	case result.Failed:
+		return 0
+	case result.Passed:
+		return 2
+	default:
+		return 1
+	}
+}
+
+// Story is one scenario's transcript, grouped for reading: what the model was given, each
+// step, and what happened after the agent stopped.
+type Story struct {
+	Entry
+	Start       *transcript.Start
+	Setup       []transcript.Setup
+	Environment *transcript.Environment
+	MCP         []transcript.MCP
+	// Turns are the agent's steps (model request, response, tool calls), in order.
+	Turns  []*Step
+	Files  *result.FileChanges
+	Judges []transcript.Judge
+	End    *transcript.End
+	// Problem says why the transcript could not be read in full ("" when it could).
+	Problem string
+}
+
+// Step is one model request and what followed it.
+type Step struct {
+	N        int
+	Request  *transcript.Request
+	Retries  []transcript.Retry
+	ModelErr *transcript.ModelError
+	Response *transcript.Response
+	Calls    []*Call
+	Reminder string
+}
+
+// Call is one tool call: the policy's decision and the call with its result.
+type Call struct {
+	Decision *transcript.Decision
+	transcript.ToolCall
+}
+
+// ReadStory reads the transcript of the scenario in out/e.Dir. A missing or damaged
+// transcript still gives a story (from the result alone) with Problem set.
+func ReadStory(out string, e Entry) *Story {
+	st := &Story{Entry: e}
+	path := filepath.Join(out, filepath.FromSlash(e.Dir), "transcript.jsonl")
+	events, err := transcript.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			st.Problem = "no transcript.jsonl in " + e.Dir
+		} else {
+			st.Problem = err.Error()
+		}
+	}
+	steps := map[int]*Step{}
+	stepOf := func(n int) *Step {
+		if s, ok := steps[n]; ok {
+			return s
+		}
+		s := &Step{N: n}
+		steps[n] = s
+		st.Turns = append(st.Turns, s)
+		return s
+	}
+	decisions := map[string]*transcript.Decision{}
+	for _, ev := range events {
+		p, err := ev.Payload()
+		if err != nil {
+			if st.Problem == "" {
+				st.Problem = err.Error()
+			}
+			continue
+		}
+		switch v := p.(type) {
+		case *transcript.Start:
+			st.Start = v
+		case *transcript.Setup:
+			st.Setup = append(st.Setup, *v)
+		case *transcript.Environment:
+			st.Environment = v
+		case *transcript.MCP:
+			st.MCP = append(st.MCP, *v)
+		case *transcript.Request:
+			stepOf(ev.Step).Request = v
+		case *transcript.Retry:
+			s := stepOf(ev.Step)
+			s.Retries = append(s.Retries, *v)
+		case *transcript.ModelError:
+			stepOf(ev.Step).ModelErr = v
+		case *transcript.Response:
+			stepOf(ev.Step).Response = v
+		case *transcript.Decision:
+			decisions[v.ID] = v
+		case *transcript.ToolCall:
+			s := stepOf(ev.Step)
+			s.Calls = append(s.Calls, &Call{Decision: decisions[v.ID], ToolCall: *v})
+			delete(decisions, v.ID)
+		case *transcript.Reminder:
+			stepOf(ev.Step).Reminder = v.Content
+		case *transcript.FilesChanged:
+			st.Files = (*result.FileChanges)(v)
+		case *transcript.Judge:
+			st.Judges = append(st.Judges, *v)
+		case *transcript.End:
+			st.End = v
+		}
+	}
+	sort.SliceStable(st.Turns, func(i, j int) bool { return st.Turns[i].N < st.Turns[j].N })
+	if st.Files == nil {
+		st.Files = e.FilesChanged
+	}
+	return st
+}
+
+// Arg is one argument of a tool call, for reading: strings as they are (a file's
+// content, a command), anything else as JSON.
+type Arg struct {
+	Key   string
+	Value string
+}
+
+// Args splits a call's JSON object of arguments into its keys, in the order sent; ok is
+// false when the arguments are not a JSON object (shown as they are then).
+func Args(raw []byte) (args []Arg, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		var str string
+		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &str) == nil {
+			args = append(args, Arg{Key: key, Value: str})
+			continue
+		}
+		args = append(args, Arg{Key: key, Value: PrettyJSON(v)})
+	}
+	return args, true
+}
+
+// PrettyJSON indents JSON arguments for reading; anything else is returned as it is.
+func PrettyJSON(raw []byte) string {
+	var b bytes.Buffer
+	if len(raw) > 0 && json.Indent(&b, raw, "", "  ") == nil {
+		s := b.String()
+		// Arguments sent as one JSON string (invalid JSON kept by the loop) read better bare.
+		var str string
+		if strings.HasPrefix(s, `"`) && json.Unmarshal(raw, &str) == nil {
+			return str
+		}
+		return s
+	}
+	return string(raw)
+}

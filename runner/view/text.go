@@ -1,0 +1,151 @@
+package view
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Clean makes agent-produced text displayable: invalid UTF-8 becomes U+FFFD and control
+// characters other than tab and newline (terminal escapes included) become visible
+// escapes such as \x1b, so binary output can neither break a page nor drive a terminal.
+// Markup is left to the caller's escaping (html/template).
+func Clean(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case r == '\t' || r == '\n':
+			b.WriteRune(r)
+		case r == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				break // CRLF reads as a newline
+			}
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			// C1 controls, line separators and bidirectional overrides (which can make
+			// text read differently from what it is) are shown as escapes.
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func clean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c >= 0x80 {
+			return cleanSlow(s)
+		}
+	}
+	return true
+}
+
+func cleanSlow(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f || r == utf8.RuneError ||
+			r == 0x2028 || r == 0x2029 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+			return false
+		}
+	}
+	return true
+}
+
+// Text is a piece of agent- or task-controlled text prepared for a page: cleaned, cut
+// to a display limit, with its size for the folded summary.
+type Text struct {
+	S     string
+	Bytes int
+	Lines int
+	// Cut is how many bytes the page leaves out (0: all shown).
+	Cut int
+}
+
+// Long reports whether the text is folded by default.
+func (t Text) Long() bool { return t.Lines > foldLines || t.Bytes > foldBytes }
+
+// Size is "12 lines, 3.4 KB".
+func (t Text) Size() string {
+	if t.Lines == 1 {
+		return "1 line, " + Bytes(t.Bytes)
+	}
+	return fmt.Sprintf("%d lines, %s", t.Lines, Bytes(t.Bytes))
+}
+
+const (
+	foldLines = 12
+	foldBytes = 1500
+)
+
+// NewText prepares s, keeping at most limit bytes of it (at a rune boundary).
+func NewText(s string, limit int) Text {
+	t := Text{Bytes: len(s), Lines: strings.Count(s, "\n") + 1}
+	if strings.HasSuffix(s, "\n") {
+		t.Lines--
+	}
+	if s == "" {
+		t.Lines = 0
+	}
+	if limit > 0 && len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		t.Cut = len(s) - cut
+		s = s[:cut]
+	}
+	t.S = Clean(s)
+	return t
+}
+
+// Short is s on one line, at most n runes, with an ellipsis when cut.
+func Short(s string, n int) string {
+	s = strings.Join(strings.Fields(Clean(s)), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Bytes is a size for people: 512 B, 3.4 KB, 10.0 MB.
+func Bytes(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/1000_000)
+	}
+}
+
+// Duration is d rounded for reading: 850ms, 12.3s, 4m05s.
+func Duration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+}
+
+// MS is Duration for a float of milliseconds, as transcripts store them.
+func MS(ms float64) string { return Duration(time.Duration(ms * float64(time.Millisecond))) }

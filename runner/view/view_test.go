@@ -1,0 +1,365 @@
+package view
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/transcript"
+	"github.com/agentrunner/runner/tools"
+)
+
+// hostile is text an agent (or a task) controls, written to break out of every place a
+// page puts text: element content, attributes, the script, URLs.
+const hostile = `</pre></script><script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>` +
+	`' onmouseover='alert(4) <!-- --> ]]> ` + "\x1b[31mred\x1b[0m \x00\x07 \xff\xfe \u202eevil"
+
+// writeScenario writes a result.json and transcript.jsonl like a run's under out/dir.
+func writeScenario(t testing.TB, out, dir string, s result.Scenario, events [][2]any) {
+	t.Helper()
+	d := filepath.Join(out, dir)
+	assert.NilError(t, os.MkdirAll(d, 0o755))
+	b, err := json.Marshal(s)
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(d, "result.json"), b, 0o644))
+	var tr bytes.Buffer
+	for i, ev := range events {
+		data, err := json.Marshal(ev[1])
+		assert.NilError(t, err)
+		line, err := json.Marshal(transcript.Event{Type: ev[0].(string), Time: time.Unix(int64(i), 0).UTC(), Step: stepOf(ev[0].(string), i), Data: data})
+		assert.NilError(t, err)
+		tr.Write(append(line, '\n'))
+	}
+	assert.NilError(t, os.WriteFile(filepath.Join(d, "transcript.jsonl"), tr.Bytes(), 0o644))
+}
+
+func stepOf(typ string, i int) int {
+	switch typ {
+	case transcript.TypeStart, transcript.TypeEnd, transcript.TypeAssertion, transcript.TypeFilesChanged, transcript.TypeJudge:
+		return 0
+	}
+	return 1
+}
+
+func hostileScenario(output string) (result.Scenario, [][2]any) {
+	score := 0.25
+	s := result.Scenario{
+		Name: "hostile " + hostile, File: "tasks/" + hostile + ".yaml", Model: "fake:" + hostile, Status: result.Failed,
+		Stop: result.StopCompleted, Reason: "command: " + hostile, Line: 7, Steps: 1, ToolCalls: 1, Summary: hostile,
+		Assertions: []result.Assertion{
+			{Kind: "command", Line: 7, Message: hostile, Tests: []result.Test{{Name: hostile, Status: result.TestFailed, Message: hostile}}},
+			{Kind: "judge", Line: 9, Passed: true, Message: "ok", Judge: &result.Verdict{Model: hostile, Score: 0.9, MinScore: 0.5, Reasoning: hostile}},
+		},
+		SandboxGaps: []string{hostile}, Sandbox: "bwrap", Score: &score,
+		FilesChanged: &result.FileChanges{Created: []string{hostile}, Total: 1},
+	}
+	args, _ := json.Marshal(map[string]string{"command": hostile, "path": hostile})
+	events := [][2]any{
+		{transcript.TypeStart, transcript.Start{Task: hostile, System: hostile, Prompt: hostile, Tools: []string{hostile}, Warnings: []string{hostile}, MaxSteps: 5}},
+		{transcript.TypeSetup, transcript.Setup{Command: hostile, Output: hostile}},
+		{transcript.TypeRequest, transcript.Request{Messages: 2, Last: "user", Sent: []transcript.Sent{{Role: "user", Bytes: 3, Content: hostile}}}},
+		{transcript.TypeRetry, transcript.Retry{Attempt: 1, Error: hostile}},
+		{transcript.TypeResponse, transcript.Response{Content: hostile, ToolCalls: []model.ToolCall{{ID: "c1", Name: hostile, Arguments: args}}}},
+		{transcript.TypeDecision, transcript.Decision{ID: "c1", Tool: "run_in_terminal", Decision: policy.Decision{Allowed: false, By: hostile, Rule: hostile, Reason: hostile}}},
+		{transcript.TypeToolCall, transcript.ToolCall{ID: "c1", Name: hostile, Tool: "run_in_terminal", Args: args, Result: tools.Result{Output: output, Error: &tools.Error{Code: "DENIED", Message: hostile, Suggestion: hostile}}}},
+		{transcript.TypeFilesChanged, result.FileChanges{Created: []string{hostile}, Protected: []string{hostile}, Total: 1}},
+		{transcript.TypeJudge, transcript.Judge{Line: 9, Model: hostile, Prompt: hostile, Verdict: &result.Verdict{Reasoning: hostile}, Text: []string{hostile}}},
+		{transcript.TypeMCP, transcript.MCP{Server: hostile, Argv: []string{hostile}, Stderr: hostile}},
+		{transcript.TypeEnd, transcript.End{Status: result.Failed, Reason: hostile}},
+	}
+	return s, events
+}
+
+// TestHostileTextIsInert is the attack: an agent writes markup, a script end tag, event
+// handlers, a javascript: URL, terminal escapes and binary bytes into every field a page
+// shows. The pages must parse to no element, attribute or URL it did not put there.
+func TestHostileTextIsInert(t *testing.T) {
+	out := t.TempDir()
+	s, events := hostileScenario(hostile + "\n" + strings.Repeat("y", 300_000))
+	writeScenario(t, out, "odd: dir #1 ?x", s, events)
+	index, err := Write(out)
+	assert.NilError(t, err)
+	for _, page := range []string{index, filepath.Join(out, "odd: dir #1 ?x", Page)} {
+		b, err := os.ReadFile(page)
+		assert.NilError(t, err)
+		body := string(b)
+		assert.Check(t, !strings.Contains(body, "<script>alert"), page)
+		assert.Check(t, !strings.Contains(body, "<img"), page)
+		assert.Check(t, !strings.Contains(body, "\x1b"), "a terminal escape reached %s", page)
+		assert.Check(t, !strings.Contains(body, "\x00"), page)
+		assert.Check(t, !strings.Contains(body, "\u202e"), "a bidi override reached %s", page)
+		// Parse as a browser would: only our own elements, attributes and script.
+		doc, err := html.Parse(bytes.NewReader(b))
+		assert.NilError(t, err)
+		scripts := 0
+		var walk func(n *html.Node)
+		walk = func(n *html.Node) {
+			if n.Type == html.ElementNode {
+				switch n.Data {
+				case "img", "iframe", "object", "embed":
+					t.Errorf("%s: a %s element was injected", page, n.Data)
+				case "script":
+					scripts++
+					assert.Check(t, n.FirstChild == nil || !strings.Contains(n.FirstChild.Data, "alert"), page)
+				}
+				for _, a := range n.Attr {
+					if strings.HasPrefix(a.Key, "on") {
+						t.Errorf("%s: an event handler attribute %s on <%s>", page, a.Key, n.Data)
+					}
+					if a.Key == "href" && strings.Contains(strings.ToLower(a.Val), "javascript:") {
+						t.Errorf("%s: a javascript: link %q", page, a.Val)
+					}
+				}
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(doc)
+		assert.Check(t, scripts <= 1, "%s: %d scripts", page, scripts)
+	}
+	// The index links the scenario's directory with its odd characters escaped.
+	b, _ := os.ReadFile(index)
+	assert.Check(t, is.Contains(string(b), `href="odd%3A%20dir%20%231%20%3Fx/index.html"`))
+	// The 300 KB output is folded and cut on the page.
+	p, _ := os.ReadFile(filepath.Join(out, "odd: dir #1 ?x", Page))
+	assert.Check(t, is.Contains(string(p), "more in transcript.jsonl"))
+	assert.Check(t, len(p) < 200_000, "page is %d bytes", len(p))
+}
+
+// TestTenMegabyteResult: a 10 MB tool result (a transcript written by hand or by an
+// older runner, without the 64 KB cap) makes a page of a bounded size, quickly.
+func TestTenMegabyteResult(t *testing.T) {
+	out := t.TempDir()
+	big := strings.Repeat("0123456789abcdef\n", 10<<20/17)
+	s, events := hostileScenario(big)
+	writeScenario(t, out, "big", s, events)
+	start := time.Now()
+	_, err := Write(out)
+	assert.NilError(t, err)
+	took := time.Since(start)
+	info, err := os.Stat(filepath.Join(out, "big", Page))
+	assert.NilError(t, err)
+	assert.Check(t, info.Size() < 200_000, "page is %d bytes", info.Size())
+	assert.Check(t, took < 5*time.Second, "took %v", took)
+	b, _ := os.ReadFile(filepath.Join(out, "big", Page))
+	assert.Check(t, is.Contains(string(b), "10.5 MB"), "the result's full size is shown")
+}
+
+// TestBinaryOutputIsReadable: bytes that are not UTF-8 become U+FFFD, controls escapes.
+func TestBinaryOutputIsReadable(t *testing.T) {
+	assert.Equal(t, Clean("a\x00b\x1b[2Jc\xffd\r\n\te"), `a\x00b\x1b[2Jc`+"\uFFFD"+"d\n\te")
+	assert.Equal(t, Clean("plain text\nok"), "plain text\nok")
+	assert.Equal(t, Clean("é\u202e"), `é\u202e`)
+}
+
+// TestFailuresFirst: the index lists failed, then errored, then passed scenarios, each
+// group in run order.
+func TestFailuresFirst(t *testing.T) {
+	out := t.TempDir()
+	for i, st := range []result.Status{result.Passed, result.Errored, result.Failed, result.Passed, result.Failed} {
+		writeScenario(t, out, fmt.Sprintf("s%d", i), result.Scenario{Name: fmt.Sprintf("s%d", i), Index: i, Status: st, Model: "m"}, nil)
+	}
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name)
+	}
+	assert.DeepEqual(t, got, []string{"s2", "s4", "s1", "s0", "s3"})
+}
+
+// TestPageWithoutTranscript: a result whose transcript is gone still gets a page.
+func TestPageWithoutTranscript(t *testing.T) {
+	out := t.TempDir()
+	writeScenario(t, out, "a", result.Scenario{Name: "a", Status: result.Errored, Reason: "model unreachable"}, nil)
+	assert.NilError(t, os.Remove(filepath.Join(out, "a", "transcript.jsonl")))
+	_, err := Write(out)
+	assert.NilError(t, err)
+	b, err := os.ReadFile(filepath.Join(out, "a", Page))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(b), "model unreachable"))
+	assert.Check(t, is.Contains(string(b), "no transcript.jsonl"))
+}
+
+// manyScenarios writes n results (a third failing with a long reason) without transcripts.
+func manyScenarios(t testing.TB, out string, n int) {
+	for i := range n {
+		st, reason := result.Passed, ""
+		if i%3 == 0 {
+			st, reason = result.Failed, "command: `go test ./...` failed: "+strings.Repeat("panic: runtime error: index out of range [5] with length 3\n\tmain.go:12 +0x1d\n", 40)
+		}
+		writeScenario(t, out, fmt.Sprintf("task-%04d #%d", i/3, i%3+1), result.Scenario{
+			Name: fmt.Sprintf("task-%04d", i/3), File: fmt.Sprintf("tasks/task-%04d.yaml", i/3), Model: "ollama:qwen3:4b",
+			Repeat: i % 3, Repeats: 3, Index: i, Status: st, Reason: reason, Steps: 12, Duration: 93 * time.Second,
+			Usage: result.Usage{PromptTokens: 12000, CompletionTokens: 900},
+		}, nil)
+	}
+}
+
+// TestThousandScenarioIndexInChromium: a 1,000-scenario run's index stays small and opens
+// in headless Chromium in under 2 s, with its filter script running and no script error;
+// the screenshot shows the status badges.
+func TestThousandScenarioIndexInChromium(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	out := t.TempDir()
+	manyScenarios(t, out, 1000)
+	index, err := Write(out)
+	assert.NilError(t, err)
+	info, err := os.Stat(index)
+	assert.NilError(t, err)
+	assert.Check(t, info.Size() < 2<<20, "index of 1,000 scenarios is %d bytes", info.Size())
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is missing in CI: .ci/run installs it")
+		}
+		t.Skip("chromium not installed (Debian package chromium)")
+	}
+	b, err := os.ReadFile(index)
+	assert.NilError(t, err)
+	// Any script error is written into the DOM, where --dump-dom shows it.
+	probe := `<script>window.onerror=function(m){document.documentElement.setAttribute("data-error",String(m))};</script>`
+	page := filepath.Join(out, "probe.html")
+
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The load is timed inside the page, from its first byte's parse to the end of the
+	// layout after the filter script ran, so Chromium's own start-up, slow on a loaded
+	// machine, does not count.
+	start := `<head><script>window.t0=performance.now()</script>`
+	timing := `<script>document.body.offsetHeight;document.documentElement.setAttribute("data-ms",String(Math.round(performance.now()-window.t0)))</script></body>`
+	html := strings.Replace(strings.Replace(string(b), "<head>", start+probe, 1), "</body>", timing, 1)
+	assert.NilError(t, os.WriteFile(page, []byte(html), 0o644))
+	// The machine may be loaded (CI, other jobs): the best of three loads is the page's
+	// own cost.
+	best := -1
+	var dom string
+	profile := t.TempDir() // one profile: the second launch finds it made
+	for try := 0; try < 3 && (best < 0 || best >= 2000); try++ {
+		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+			"--no-first-run", "--user-data-dir="+profile, "--hide-scrollbars", "--dump-dom", "--screenshot="+shot,
+			"--window-size=1200,900", "file://"+page)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		assert.NilError(t, cmd.Run(), "chromium: %s", stderr.String())
+		dom = stdout.String()
+		assert.Assert(t, is.Contains(dom, `data-ready="1"`), "the filter script did not run:\n%.2000s", dom)
+		assert.Assert(t, !strings.Contains(dom, `data-error="`), "script error:\n%.2000s", dom)
+		var ms int
+		_, err = fmt.Sscanf(dom[strings.Index(dom, `data-ms="`)+len(`data-ms="`):], "%d", &ms)
+		assert.NilError(t, err)
+		if best < 0 || ms < best {
+			best = ms
+		}
+	}
+	assert.Check(t, is.Contains(dom, "1000 of 1000 shown"))
+	t.Logf("1,000-scenario index: %d bytes, loaded in %d ms", info.Size(), best)
+	if load, ok := overloaded(); ok {
+		// A shared machine running far more than it has cores starves the browser: the
+		// time then measures the machine, not the page.
+		t.Logf("load average %.1f on %d CPUs: the 2 s bound is not checked", load, runtime.NumCPU())
+	} else {
+		assert.Check(t, best < 2000, "the index took %d ms to load", best)
+	}
+
+	f, err := os.Open(shot)
+	assert.NilError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	assert.NilError(t, err)
+	red := 0
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if near(c, color.RGBA{0xcf, 0x22, 0x2e, 0xff}) {
+				red++
+			}
+		}
+	}
+	assert.Check(t, red > 500, "the failed badges are not on the screenshot (%d red pixels)", red)
+}
+
+// overloaded reports the 1-minute load average when it exceeds twice the CPUs.
+func overloaded() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	var load float64
+	if _, err := fmt.Sscanf(string(b), "%f", &load); err != nil {
+		return 0, false
+	}
+	return load, load > 2*float64(runtime.NumCPU())
+}
+
+func near(a, b color.RGBA) bool {
+	d := func(x, y uint8) int {
+		if x > y {
+			return int(x - y)
+		}
+		return int(y - x)
+	}
+	return d(a.R, b.R) < 12 && d(a.G, b.G) < 12 && d(a.B, b.B) < 12
+}
+
+func BenchmarkWriteIndex1000(b *testing.B) {
+	out := b.TempDir()
+	manyScenarios(b, out, 1000)
+	entries, err := Load(out)
+	assert.NilError(b, err)
+	for b.Loop() {
+		var w bytes.Buffer
+		assert.NilError(b, WriteIndex(&w, entries, "t", time.Now()))
+	}
+}
+
+// TestShowCannotDriveTheTerminal is the attack on `runner show`: escapes the agent writes
+// reach the terminal as visible text; plain output (NO_COLOR, CI) has no escape at all.
+func TestShowCannotDriveTheTerminal(t *testing.T) {
+	out := t.TempDir()
+	s, events := hostileScenario(hostile)
+	writeScenario(t, out, "h", s, events)
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	st := ReadStory(out, entries[0])
+	var plain, colour bytes.Buffer
+	assert.NilError(t, WriteText(&plain, st, false))
+	assert.NilError(t, WriteText(&colour, st, true))
+	assert.Check(t, !strings.Contains(plain.String(), "\x1b"), plain.String())
+	assert.Check(t, is.Contains(plain.String(), `\x1b[31mred`))
+	assert.Check(t, is.Contains(plain.String(), "denied by"))
+	// With colour, the only escapes are the palette's.
+	rest := colour.String()
+	for _, e := range []string{"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"} {
+		rest = strings.ReplaceAll(rest, e, "")
+	}
+	assert.Check(t, !strings.Contains(rest, "\x1b"))
+	var list bytes.Buffer
+	assert.NilError(t, WriteList(&list, entries, false))
+	assert.Check(t, is.Contains(list.String(), "FAIL hostile"))
+	assert.Check(t, !strings.Contains(list.String(), "\x1b"))
+}
