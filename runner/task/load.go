@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec"
@@ -314,11 +315,7 @@ func nameFromPath(path string) string {
 }
 
 // taskFields are the top-level keys, in the order of the documentation.
-var taskFields = []string{
-	"name", "description", "tags", "model", "model_options", "tool_call_parser", "system", "prompt", "tools",
-	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "network", "sandbox",
-	"limits", "environment", "workspace", "verify", "assert", "score", "reference", keyVars, keyMatrix, keyDataset,
-}
+var taskFields = keysOf(Task{})
 
 func (l *loader) decode(root ast.Node) {
 	d, t := l.d, l.t
@@ -397,7 +394,7 @@ func (l *loader) validName(n ast.Node, field, name string) bool {
 	return !bad
 }
 
-var modelOptionFields = []string{"temperature", "seed", "num_ctx", "max_tokens", "top_p"}
+var modelOptionFields = keysOf(model.Options{})
 
 func (l *loader) modelOptions(n ast.Node, field string) {
 	d, o := l.d, &l.t.ModelOptions
@@ -525,8 +522,8 @@ func validEnvName(s string) bool {
 }
 
 var (
-	workspaceFields = []string{"files", "copy", "setup", "template"}
-	verifyFields    = []string{"files", "copy", "protect"}
+	workspaceFields = keysOf(WorkspaceSpec{})
+	verifyFields    = keysOf(VerifySpec{})
 )
 
 // files decodes a workspace: or verify: block; setup is nil for verify:, which has none,
