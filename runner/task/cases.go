@@ -131,99 +131,20 @@ const (
 // as GitHub Actions does: an include entry extends every cell whose axis values it does not
 // contradict, and becomes a cell of its own when it extends none.
 func (l *loader) matrix(n ast.Node, field string) []caseValues {
-	d := l.d
-	es, ok := d.entries(n, field)
+	m, ok := l.readMatrix(n, field)
 	if !ok {
 		return nil
 	}
-	var axes []string
-	values := map[string][]any{}
-	var include, exclude []map[string]any
-	var excludeAt []ast.Node
-	for _, e := range es {
-		f := join(field, e.key)
-		switch e.key {
-		case matrixInclude:
-			include, _ = l.matrixEntries(e.value, f)
-		case matrixExclude:
-			exclude, excludeAt = l.matrixEntries(e.value, f)
-		default:
-			if !l.varName(e.keyAt, f, e.key) {
-				continue
-			}
-			items, _ := d.items(e.value, f)
-			if len(items) == 0 {
-				d.fail(e.value, f, "an axis needs at least one value")
-				continue
-			}
-			for i, it := range items {
-				if v, ok := d.toAny(it, index(f, i)); ok {
-					values[e.key] = append(values[e.key], v)
-				}
-			}
-			axes = append(axes, e.key)
-		}
-	}
-	for i, ex := range exclude {
-		for k := range ex {
-			if _, isAxis := values[k]; !isAxis {
-				d.fail(excludeAt[i], index(join(field, matrixExclude), i), "%q is not an axis of the matrix%s", k, suggest(k, axes, "axes"))
-			}
-		}
-	}
-	cells := []map[string]any{{}}
-	for _, axis := range axes {
-		var next []map[string]any
-		for _, c := range cells {
-			for _, v := range values[axis] {
-				cell := make(map[string]any, len(c)+1)
-				for k, x := range c {
-					cell[k] = x
-				}
-				cell[axis] = v
-				next = append(next, cell)
-			}
-		}
-		cells = next
-	}
-	if len(axes) == 0 {
-		cells = nil
-	}
+	cells := crossProduct(m.axes, m.values)
 	kept := cells[:0]
 	for _, c := range cells {
-		if !matchesAny(c, exclude) {
+		if !matchesAny(c, m.exclude) {
 			kept = append(kept, c)
 		}
 	}
-	cells = kept
-	labelKeys := append([]string(nil), axes...)
-	var added []string
-	for _, inc := range include {
-		for _, k := range sortedKeys(inc) {
-			if _, isAxis := values[k]; !isAxis && !contains(added, k) {
-				added = append(added, k)
-			}
-		}
-		extended := false
-		for _, c := range cells {
-			if compatible(c, inc, values) {
-				for k, v := range inc {
-					c[k] = v
-				}
-				extended = true
-			}
-		}
-		if !extended {
-			cells = append(cells, inc)
-			for _, k := range sortedKeys(inc) {
-				if !contains(labelKeys, k) {
-					labelKeys = append(labelKeys, k)
-				}
-			}
-		}
-	}
-	if len(cells) == 0 && len(d.errs) == 0 {
-		d.fail(n, field, "the matrix has no cells: give at least one axis with values, or include: entries")
+	cells, labelKeys, added := m.addIncludes(kept)
+	if len(cells) == 0 && len(l.d.errs) == 0 {
+		l.d.fail(n, field, "the matrix has no cells: give at least one axis with values, or include: entries")
 	}
 	for _, c := range cells {
 		for _, k := range added {
@@ -243,6 +164,122 @@ func (l *loader) matrix(n ast.Node, field string) []caseValues {
 		out[i] = caseValues{label: strings.Join(parts, ","), vals: c}
 	}
 	return out
+}
+
+// matrixSpec is matrix: as written: its axes in order with their values, and its
+// include: and exclude: entries.
+type matrixSpec struct {
+	axes             []string
+	values           map[string][]any
+	include, exclude []map[string]any
+}
+
+// readMatrix decodes matrix: and checks that exclude: names only axes.
+func (l *loader) readMatrix(n ast.Node, field string) (matrixSpec, bool) {
+	d := l.d
+	es, ok := d.entries(n, field)
+	if !ok {
+		return matrixSpec{}, false
+	}
+	m := matrixSpec{values: map[string][]any{}}
+	var excludeAt []ast.Node
+	for _, e := range es {
+		f := join(field, e.key)
+		switch e.key {
+		case matrixInclude:
+			m.include, _ = l.matrixEntries(e.value, f)
+		case matrixExclude:
+			m.exclude, excludeAt = l.matrixEntries(e.value, f)
+		default:
+			if l.matrixAxis(e, f, m.values) {
+				m.axes = append(m.axes, e.key)
+			}
+		}
+	}
+	for i, ex := range m.exclude {
+		for k := range ex {
+			if _, isAxis := m.values[k]; !isAxis {
+				d.fail(excludeAt[i], index(join(field, matrixExclude), i), "%q is not an axis of the matrix%s", k, suggest(k, m.axes, "axes"))
+			}
+		}
+	}
+	return m, true
+}
+
+// matrixAxis decodes one axis into values, reporting whether it is one.
+func (l *loader) matrixAxis(e entry, f string, values map[string][]any) bool {
+	d := l.d
+	if !l.varName(e.keyAt, f, e.key) {
+		return false
+	}
+	items, _ := d.items(e.value, f)
+	if len(items) == 0 {
+		d.fail(e.value, f, "an axis needs at least one value")
+		return false
+	}
+	for i, it := range items {
+		if v, ok := d.toAny(it, index(f, i)); ok {
+			values[e.key] = append(values[e.key], v)
+		}
+	}
+	return true
+}
+
+// crossProduct is every combination of the axes' values, the first axis slowest (none
+// without axes).
+func crossProduct(axes []string, values map[string][]any) []map[string]any {
+	if len(axes) == 0 {
+		return nil
+	}
+	cells := []map[string]any{{}}
+	for _, axis := range axes {
+		var next []map[string]any
+		for _, c := range cells {
+			for _, v := range values[axis] {
+				cell := make(map[string]any, len(c)+1)
+				for k, x := range c {
+					cell[k] = x
+				}
+				cell[axis] = v
+				next = append(next, cell)
+			}
+		}
+		cells = next
+	}
+	return cells
+}
+
+// addIncludes applies include: to cells: an entry extends every cell it is compatible
+// with, or becomes a cell of its own. It returns the cells, the keys that label them
+// (the axes, then the keys of include-only cells) and the keys the entries added.
+func (m matrixSpec) addIncludes(cells []map[string]any) ([]map[string]any, []string, []string) {
+	labelKeys := append([]string(nil), m.axes...)
+	var added []string
+	for _, inc := range m.include {
+		for _, k := range sortedKeys(inc) {
+			if _, isAxis := m.values[k]; !isAxis && !contains(added, k) {
+				added = append(added, k)
+			}
+		}
+		extended := false
+		for _, c := range cells {
+			if compatible(c, inc, m.values) {
+				for k, v := range inc {
+					c[k] = v
+				}
+				extended = true
+			}
+		}
+		if !extended {
+			cells = append(cells, inc)
+			for _, k := range sortedKeys(inc) {
+				if !contains(labelKeys, k) {
+					labelKeys = append(labelKeys, k)
+				}
+			}
+		}
+	}
+	return cells, labelKeys, added
 }
 
 // matrixEntries decodes include: or exclude:, lists of mappings.
