@@ -42,6 +42,10 @@ func taskSchema() *jsonschema.Schema {
 	s.Title = "runner task file"
 	s.Description = "A scenario for runner: a prompt, the tools and policy the agent works under, the workspace it starts from, and the assertions that decide pass or fail. Unknown keys are errors."
 	defs := s.Definitions
+	cases := expand(r, defs, task.CaseKeys{})
+	for p := cases.Properties.Oldest(); p != nil; p = p.Next() {
+		s.Properties.Set(p.Key, p.Value)
+	}
 	add := func(name string, v any) { defs[name] = expand(r, defs, v) }
 	add("approvalBlock", approvalBlock{})
 	add("scoreFile", scoreBlock{})
@@ -240,6 +244,21 @@ func uses(s *jsonschema.Schema) {
 	case "env":
 		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
 		s.AdditionalProperties = &jsonschema.Schema{Extras: map[string]any{"type": []string{"string", "number", "boolean"}}}
+	case "vars":
+		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
+		s.AdditionalProperties = nil
+	case "matrix":
+		cells := &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "object", MinProperties: ptr(uint64(1))}}
+		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
+		s.Properties = jsonschema.NewProperties()
+		include, exclude := *cells, *cells
+		include.Description = "Cells to extend or add: an entry extends every cell whose axis values it does not contradict, and is a cell of its own when it extends none."
+		exclude.Description = "Cells to drop: every cell with all of an entry's values."
+		s.Properties.Set("include", &include)
+		s.Properties.Set("exclude", &exclude)
+		s.AdditionalProperties = &jsonschema.Schema{Type: "array", MinItems: ptr(uint64(1))}
+	case "globs":
+		s.Items = &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1))}
 	case "protect":
 		s.Items = &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1)), Not: &jsonschema.Schema{Pattern: `^/|\\|(^|/)\.\.?(/|$)`}}
 	case "parameters":

@@ -70,6 +70,10 @@ type Task struct {
 	// point at the max_steps or timeout a scenario hit.
 	KeyLines map[string]int `json:"-"`
 
+	// Case is set when the file declares vars:, a matrix: or a dataset:: which task file
+	// and values this scenario is a case of. Name is then "task[label]".
+	Case *Case `json:"case,omitempty" jsonschema:"-"`
+
 	// Warnings are problems that do not stop the task (an expired or disabled rule), each
 	// formatted as "file:line:column: field: message".
 	Warnings []string `json:"warnings,omitempty" jsonschema:"-"`
@@ -179,6 +183,9 @@ type WorkspaceSpec struct {
 	Copy string `json:"copy,omitempty" jsonschema_extras:"use=copyDir"`
 	// Setup commands run in the workspace before the agent; a failure is a scenario error.
 	Setup []string `json:"setup,omitempty" jsonschema_description:"Shell commands run in the workspace before the agent; a failure is a scenario error." jsonschema_extras:"use=texts"`
+	// Template are globs over the paths of Files whose content is a template (decoding
+	// fills them in; kept for the schema and docs).
+	Template []string `json:"template,omitempty" jsonschema_description:"Globs over workspace.files paths whose content is a template (opt-in, so code with braces is left alone)." jsonschema_extras:"use=globs"`
 }
 
 // VerifySpec are files added only after the agent has finished: it never sees them.
