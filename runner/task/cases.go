@@ -369,11 +369,3 @@ func caseName(task, label string) string {
 	}, label)
 	return task + "[" + clean + "]"
 }
-
-// CaseKeys are the top-level keys that make one file several cases. The loader expands
-// them into scenarios, so Task does not hold them; their keys and schema come from here.
-type CaseKeys struct {
-	Vars    map[string]any `json:"vars,omitempty" jsonschema_description:"Template variables and their default values. A file with vars:, matrix: or dataset: is templated (Go text/template, an unknown variable is an error) in prompt, system, description, env values, workspace.setup, the workspace.files named by workspace.template, and every value under assert: and reference:. --var and --vars set declared variables and win." jsonschema_extras:"use=vars"`
-	Matrix  map[string]any `json:"matrix,omitempty" jsonschema_description:"Runs the task once per cell of the cross product of its axes (each a list of values), as GitHub Actions does: exclude: drops cells, include: extends the cells it does not contradict or adds its own. Each cell is a scenario named task[axis=value,...]." jsonschema_extras:"use=matrix"`
-	Dataset string         `json:"dataset,omitempty" jsonschema:"minLength=1" jsonschema_description:"A CSV (header row), JSON Lines, JSON or YAML list of rows beside the task file: the task runs once per row with the row's columns as variables, named task[ID] by an id column, else task[ROW]. Not with matrix:."`
-}

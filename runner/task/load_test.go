@@ -357,7 +357,3 @@ func TestCheckApprovalModeNamesTheModes(t *testing.T) {
 	assert.Assert(t, errors.Is(err, ErrUnknownApprovalMode))
 	assert.Error(t, err, `unknown approval mode "yolo" (want auto, read-only, rules or ask)`)
 }
-
-func TestCaseKeysAreTheLoadersCaseKeys(t *testing.T) {
-	assert.DeepEqual(t, keysOf(CaseKeys{}), []string{keyVars, keyMatrix, keyDataset})
-}

@@ -66,6 +66,12 @@ type Task struct {
 	Score     *Score `json:"score,omitempty" jsonschema_description:"The scenario's score between 0 and 1: pass_fraction (of the per-test results of command assertions) or {file: PATH}, a number the tests wrote (a workspace path, or absolute inside the environment)."`
 	Reference []Call `json:"reference,omitempty" jsonschema_description:"One correct solution as tool calls, played by the oracle model (runner validate --oracle)."`
 
+	// Vars, Matrix and Dataset expand the file into cases, each an ordinary Task with its
+	// Case set; they are read before the rest of the file (see readCases).
+	Vars    map[string]any `json:"vars,omitempty" jsonschema_description:"Template variables and their default values. A file with vars:, matrix: or dataset: is templated (Go text/template, an unknown variable is an error) in prompt, system, description, env values, workspace.setup, the workspace.files named by workspace.template, and every value under assert: and reference:. --var and --vars set declared variables and win."`
+	Matrix  map[string]any `json:"matrix,omitempty" jsonschema_description:"Runs the task once per cell of the cross product of its axes (each a list of values), as GitHub Actions does: exclude: (a list of mappings) drops cells, include: extends the cells it does not contradict or adds its own. Each cell is a scenario named task[axis=value,...]."`
+	Dataset string         `json:"dataset,omitempty" jsonschema:"minLength=1" jsonschema_description:"A CSV (header row), JSON Lines, JSON or YAML list of rows beside the task file: the task runs once per row with the row's columns as variables, named task[ID] by an id column, else task[ROW]. Not with matrix:."`
+
 	// KeyLines are the lines of the top-level keys present in the file, so a report can
 	// point at the max_steps or timeout a scenario hit.
 	KeyLines map[string]int `json:"-"`
@@ -183,9 +189,8 @@ type WorkspaceSpec struct {
 	Copy string `json:"copy,omitempty" jsonschema_extras:"use=copyDir"`
 	// Setup commands run in the workspace before the agent; a failure is a scenario error.
 	Setup []string `json:"setup,omitempty" jsonschema_description:"Shell commands run in the workspace before the agent; a failure is a scenario error." jsonschema_extras:"use=texts"`
-	// Template are globs over the paths of Files whose content is a template (decoding
-	// fills them in; kept for the schema and docs).
-	Template []string `json:"template,omitempty" jsonschema_description:"Globs over workspace.files paths whose content is a template (opt-in, so code with braces is left alone)." jsonschema_extras:"use=globs"`
+	// Template are globs over the paths of Files whose content is a template (see Case).
+	Template []string `json:"template,omitempty" jsonschema_description:"Globs over workspace.files paths whose content is a template, for a task with vars:, matrix: or dataset: (opt-in, so code with braces is left alone)."`
 }
 
 // VerifySpec are files added only after the agent has finished: it never sees them.

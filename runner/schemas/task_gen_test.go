@@ -42,10 +42,6 @@ func taskSchema() *jsonschema.Schema {
 	s.Title = "runner task file"
 	s.Description = "A scenario for runner: a prompt, the tools and policy the agent works under, the workspace it starts from, and the assertions that decide pass or fail. Unknown keys are errors."
 	defs := s.Definitions
-	cases := expand(r, defs, task.CaseKeys{})
-	for p := cases.Properties.Oldest(); p != nil; p = p.Next() {
-		s.Properties.Set(p.Key, p.Value)
-	}
 	add := func(name string, v any) { defs[name] = expand(r, defs, v) }
 	add("approvalBlock", approvalBlock{})
 	add("scoreFile", scoreBlock{})
@@ -58,6 +54,7 @@ func taskSchema() *jsonschema.Schema {
 		defs[name] = d
 	}
 	defs["assertion"] = assertionSchema()
+	setBounds(defs)
 	walk(s, uses)
 	for _, d := range defs {
 		walk(d, uses)
@@ -244,21 +241,6 @@ func uses(s *jsonschema.Schema) {
 	case "env":
 		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
 		s.AdditionalProperties = &jsonschema.Schema{Extras: map[string]any{"type": []string{"string", "number", "boolean"}}}
-	case "vars":
-		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
-		s.AdditionalProperties = nil
-	case "matrix":
-		cells := &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "object", MinProperties: ptr(uint64(1))}}
-		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
-		s.Properties = jsonschema.NewProperties()
-		include, exclude := *cells, *cells
-		include.Description = "Cells to extend or add: an entry extends every cell whose axis values it does not contradict, and is a cell of its own when it extends none."
-		exclude.Description = "Cells to drop: every cell with all of an entry's values."
-		s.Properties.Set("include", &include)
-		s.Properties.Set("exclude", &exclude)
-		s.AdditionalProperties = &jsonschema.Schema{Type: "array", MinItems: ptr(uint64(1))}
-	case "globs":
-		s.Items = &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1))}
 	case "protect":
 		s.Items = &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1)), Not: &jsonschema.Schema{Pattern: `^/|\\|(^|/)\.\.?(/|$)`}}
 	case "parameters":
@@ -296,6 +278,28 @@ func walk(s *jsonschema.Schema, fn func(*jsonschema.Schema)) {
 	for _, l := range [][]*jsonschema.Schema{s.OneOf, s.AnyOf, s.AllOf} {
 		for _, x := range l {
 			walk(x, fn)
+		}
+	}
+}
+
+// bounds are the numeric limits of the types the task file shares with the output
+// formats (model.Options in transcript start events, tools.Limits): their jsonschema tag
+// belongs to the output schemas' library (google/jsonschema-go), which reads it as a
+// description, so the limits are kept here. Each entry is {minimum, maximum}; "" is none.
+var bounds = map[string]map[string][2]string{
+	"modelOptions": {"temperature": {"0", ""}, "num_ctx": {"0", ""}, "max_tokens": {"0", ""}, "top_p": {"0", "1"}},
+	"limits": {"cpu_seconds": {"0", "3153600000"}, "memory_mb": {"0", "1099511627776"},
+		"file_size_mb": {"0", "1099511627776"}, "processes": {"0", "4194304"}},
+}
+
+func setBounds(defs jsonschema.Definitions) {
+	for def, props := range bounds {
+		for name, b := range props {
+			p, ok := defs[def].Properties.Get(name)
+			if !ok {
+				panic("schemas: bounds name " + def + "." + name + ", which the type does not have")
+			}
+			p.Minimum, p.Maximum = json.Number(b[0]), json.Number(b[1])
 		}
 	}
 }
