@@ -105,7 +105,7 @@ func TestRecordThenReplay(t *testing.T) {
 
 	empty := t.TempDir()
 	_, err = providers.Open("openai:gpt-x", providers.OpenOptions{Getenv: vars, Replay: empty})
-	assert.ErrorContains(t, err, "--replay: cassette "+empty+" holds no recordings")
+	assert.ErrorContains(t, err, "replay cassette: cassette "+empty+" holds no recordings")
 	_, err = providers.Open("replay:"+empty, providers.OpenOptions{Getenv: vars})
 	assert.ErrorContains(t, err, "holds no recordings")
 	_, err = providers.Open("mistral:x", providers.OpenOptions{Getenv: vars, Replay: dir})
@@ -114,12 +114,12 @@ func TestRecordThenReplay(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot record a replay")
 }
 
-// A record directory that cannot be made fails the open, naming the flag.
+// A record directory that cannot be made fails the open, naming the cassette.
 func TestRecordIntoAFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	assert.NilError(t, writeFile(file))
 	_, err := providers.Open("oracle", providers.OpenOptions{Record: filepath.Join(file, "sub")})
-	assert.ErrorContains(t, err, "--record: ")
+	assert.ErrorContains(t, err, "record cassette: ")
 }
 
 func TestOpenRefusesAnUnknownToolCallParser(t *testing.T) {
