@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/version"
@@ -33,7 +33,7 @@ type Options struct {
 	Catalog *tools.Registry
 	// Judge opens a judge assertion's model by PROVIDER:MODEL; nil makes judges errors.
 	Judge func(spec string) (model.Model, error)
-	// Sandbox returns the command wrapper for a sandbox mode (auto, bwrap, landlock, none).
+	// Sandbox returns the command wrapper for a sandbox mode (one of sandbox.Modes).
 	Sandbox func(mode string) (tools.CommandWrapper, error)
 	// Approval, when set, overrides every task's approval policy (--approval).
 	Approval *task.Approval
@@ -145,26 +145,28 @@ func (r *runState) errorf(format string, a ...any) {
 }
 
 // Write records a loop event; it makes runState the agent's Recorder.
-func (r *runState) Write(typ string, step int, data any) error {
-	if typ == transcript.TypeResponse {
+func (r *runState) Write(step int, data transcript.Payload) error {
+	if _, ok := data.(transcript.Response); ok {
 		r.steps.Store(int64(step))
 	}
-	return r.record(typ, step, data)
+	return r.record(step, data)
 }
 
-func (r *runState) record(typ string, step int, data any) error {
+func (r *runState) record(step int, data transcript.Payload) error {
 	if r.tr == nil {
 		return nil
 	}
-	return r.tr.Write(typ, step, data)
+	return r.tr.Write(step, data)
 }
 
 // finish writes the end event and result.json, and closes the transcript.
 func (r *runState) finish() {
+	// The record is scrubbed once here, before any output shortens one of its texts.
+	scrub.Value(&r.res)
 	if r.tr == nil {
 		return
 	}
-	_ = r.record(transcript.TypeEnd, r.res.Steps, transcript.End{
+	_ = r.record(r.res.Steps, transcript.End{
 		Status: r.res.Status, Stop: r.res.Stop, Reason: r.res.Reason, Steps: r.res.Steps,
 		DurationMS: r.res.Duration.Milliseconds(),
 	})
@@ -172,7 +174,7 @@ func (r *runState) finish() {
 		r.res.Status, r.res.Reason = result.Errored, err.Error()
 	}
 	if b, err := json.MarshalIndent(r.res, "", "  "); err == nil {
-		_ = os.WriteFile(filepath.Join(r.out, "result.json"), append(b, '\n'), 0o644)
+		_ = scrub.WriteFile(filepath.Join(r.out, "result.json"), append(b, '\n'), 0o644)
 	}
 }
 

@@ -1,9 +1,11 @@
 // Package schemas generates the JSON Schemas of runner's output formats from their Go
 // types by reflection (github.com/google/jsonschema-go, the MCP SDK's schema library and
 // so the one the binary links anyway): bench.json (runner/bench), result.json
-// (runner/result) and transcript lines (runner/transcript). Generated, they cover every
-// field anyone adds to those types, and cannot drift from what is written. The task file
-// schema is hand-written (runner/task) because it documents YAML input.
+// (runner/result), the --json report (runner/report) and transcript lines
+// (runner/transcript). Generated, they cover every field anyone adds to those types, and
+// cannot drift from what is written. The task file schema is generated from runner/task's
+// types too, by a test (task_gen_test.go, with invopop/jsonschema, test-only), and
+// committed as runner/task/task.schema.json for editors and `runner schema task`.
 package schemas
 
 import (
@@ -17,13 +19,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentrunner/runner/runner/bench"
+	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 )
 
 // Names are the formats Get knows, "task" first (the default of `runner schema`).
-var Names = []string{"task", "bench", "result", "transcript"}
+var Names = []string{"task", "bench", "result", "report", "transcript"}
 
 // IDPrefix starts every schema's $id; the format's version follows its name.
 const IDPrefix = "https://github.com/agentrunner/runner/schema/"
@@ -50,6 +53,12 @@ func Get(name string) ([]byte, error) {
 			s.ID = IDPrefix + "result-v1.json"
 			s.Title = "runner result.json: one scenario's record"
 		}
+	case "report":
+		s, err = reflect_(reflect.TypeFor[report.JSONReport]())
+		if s != nil {
+			s.ID = fmt.Sprintf("%sreport-v%d.json", IDPrefix, report.JSONSchemaVersion)
+			s.Title = "runner run --json: the run's report"
+		}
 	case "transcript":
 		s, err = transcriptSchema()
 	default:
@@ -74,6 +83,10 @@ var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	// Any JSON value, as written (tool arguments, an event's payload).
 	reflect.TypeFor[json.RawMessage](): {},
 	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
+	// The task file's approval block, as a start event records it: its fields carry the
+	// task schema's jsonschema tags (task_gen_test.go), which this library would read as
+	// descriptions; `runner schema task` describes it.
+	reflect.TypeFor[task.Approval](): {Type: "object", Description: "the approval policy as the task resolved it: mode, default and rules, as in the task file (runner schema task)"},
 }
 
 // reflect_ is the schema of t. Readers of older files must accept fields added later, and

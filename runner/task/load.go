@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec"
@@ -31,6 +32,9 @@ type LoadOptions struct {
 	// (unknown parameters included), so a typo in a reference fails at load time rather
 	// than being silently ignored by the oracle run.
 	CheckArgs func(tool string, args map[string]any) error
+	// Getenv reads the values of the variables a task lists under secrets: (nil:
+	// os.Getenv).
+	Getenv func(string) string
 
 	// Vars set template variables from outside the file; they win over the file's vars:,
 	// matrix cells and dataset rows, for the variables a task declares.
@@ -204,6 +208,7 @@ func decodeTask(path string, root ast.Node, opts LoadOptions, before func(*loade
 	}
 	l.decode(root)
 	l.check()
+	l.resolveSecrets()
 	if len(l.d.errs) > 0 {
 		return nil, l.namePos, problemsOf(l.d.errs)
 	}
@@ -268,8 +273,9 @@ type loader struct {
 	namePos Position
 
 	// Nodes kept for checks that need several keys (which may come in any order).
-	refNodes   []ast.Node
-	approvalAt ast.Node
+	refNodes    []ast.Node
+	approvalAt  ast.Node
+	secretNodes []ast.Node
 
 	// defined holds the tools of tools_defined, decoded before every other key.
 	defined      *tools.Registry
@@ -314,11 +320,7 @@ func nameFromPath(path string) string {
 }
 
 // taskFields are the top-level keys, in the order of the documentation.
-var taskFields = []string{
-	"name", "description", "tags", "model", "model_options", "tool_call_parser", "system", "prompt", "tools",
-	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "network", "sandbox",
-	"limits", "environment", "workspace", "verify", "assert", "score", "reference", keyVars, keyMatrix, keyDataset,
-}
+var taskFields = keysOf(Task{})
 
 func (l *loader) decode(root ast.Node) {
 	d, t := l.d, l.t
@@ -372,6 +374,7 @@ var topLevel = map[string]func(l *loader, v ast.Node, f string){
 		}
 	},
 	"env":         func(l *loader, v ast.Node, f string) { l.t.Env = l.env(v, f) },
+	"secrets":     (*loader).secrets,
 	"network":     func(l *loader, v ast.Node, f string) { l.t.Network, _ = l.d.boolean(v, f) },
 	"sandbox":     (*loader).sandbox,
 	"limits":      (*loader).limits,
@@ -397,7 +400,7 @@ func (l *loader) validName(n ast.Node, field, name string) bool {
 	return !bad
 }
 
-var modelOptionFields = []string{"temperature", "seed", "num_ctx", "max_tokens", "top_p"}
+var modelOptionFields = keysOf(model.Options{})
 
 func (l *loader) modelOptions(n ast.Node, field string) {
 	d, o := l.d, &l.t.ModelOptions
@@ -525,8 +528,8 @@ func validEnvName(s string) bool {
 }
 
 var (
-	workspaceFields = []string{"files", "copy", "setup", "template"}
-	verifyFields    = []string{"files", "copy", "protect"}
+	workspaceFields = keysOf(WorkspaceSpec{})
+	verifyFields    = keysOf(VerifySpec{})
 )
 
 // files decodes a workspace: or verify: block; setup is nil for verify:, which has none,

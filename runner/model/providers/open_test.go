@@ -114,7 +114,8 @@ func TestRecordThenReplay(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot record a replay")
 }
 
-// A record directory that cannot be made fails the open, naming the cassette.
+// A record directory that cannot be made fails the open, naming the cassette (the command
+// line adds the flag).
 func TestRecordIntoAFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	assert.NilError(t, writeFile(file))
@@ -124,7 +125,7 @@ func TestRecordIntoAFile(t *testing.T) {
 
 func TestOpenRefusesAnUnknownToolCallParser(t *testing.T) {
 	_, err := providers.Open("oracle", providers.OpenOptions{ToolCallParser: "nope"})
-	assert.ErrorContains(t, err, `tool call parser "nope": want one of`)
+	assert.ErrorContains(t, err, `unknown tool call parser "nope" (want auto, native, hermes, json or off)`)
 }
 
 // A negative request timeout means none: a slow answer is waited for.
