@@ -111,7 +111,7 @@ func scenarioFlags() []cli.Flag {
 		&cli.StringFlag{Name: "filter", Usage: "run only scenarios whose name matches `REGEX`"},
 		&cli.StringFlag{Name: "approval", Usage: "approval `MODE` for every task: auto, read-only, rules or ask", DefaultText: "the task's"},
 		&cli.StringFlag{Name: "sandbox", Usage: "sandbox `MODE` for every task: auto, bwrap, landlock or none", DefaultText: "the task's"},
-		&cli.StringFlag{Name: "cache-dir", Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
+		&cli.StringFlag{Name: "cache-dir", Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
 		&cli.IntFlag{Name: "retries", Value: 4, Usage: "`N` attempts per model request on connection errors, 429 and 5xx"},

@@ -302,7 +302,16 @@ func (b *bwrapSandbox) args(cmd *exec.Cmd, ws *tools.Workspace) []string {
 		args = append(args, "--unshare-net")
 	}
 	if ws.CacheDir != "" && !within(ws.CacheDir, ws.Dir()) {
-		args = append(args, "--bind", ws.CacheDir, ws.CacheDir)
+		// The shared cache read-only (a setup command's aside), the workspace's layer
+		// over it writable: see tools.Workspace.CacheHome.
+		if ws.CacheWritable {
+			args = append(args, "--bind", ws.CacheDir, ws.CacheDir)
+		} else {
+			args = append(args, "--ro-bind", ws.CacheDir, ws.CacheDir)
+			if home, err := ws.CacheHome(); err == nil && home != "" {
+				args = append(args, "--bind", home, home)
+			}
+		}
 	}
 	for _, dir := range ws.ReadOnly {
 		args = append(args, "--ro-bind", dir, dir)
