@@ -43,11 +43,11 @@ type ToolCall struct {
 
 // Options are sampling options from the task file. Providers map what they support.
 type Options struct {
-	Temperature *float64 `json:"temperature,omitempty"`
-	Seed        *int     `json:"seed,omitempty"`
-	NumCtx      int      `json:"num_ctx,omitempty"`
-	MaxTokens   int      `json:"max_tokens,omitempty"`
-	TopP        *float64 `json:"top_p,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty" jsonschema:"minimum=0" jsonschema_description:"Sampling temperature; 0 for the most deterministic answers."`
+	Seed        *int     `json:"seed,omitempty" jsonschema_description:"Random seed, for reproducible sampling where the provider supports it."`
+	NumCtx      int      `json:"num_ctx,omitempty" jsonschema:"minimum=0" jsonschema_description:"Context window in tokens (Ollama's num_ctx)."`
+	MaxTokens   int      `json:"max_tokens,omitempty" jsonschema:"minimum=0" jsonschema_description:"Upper bound on tokens generated per response."`
+	TopP        *float64 `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"Nucleus sampling probability mass."`
 }
 
 // Request is one step's input: the whole conversation and the tools on offer.
@@ -77,6 +77,9 @@ func StepOf(msgs []Message) int {
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens are the prompt tokens the provider served from its cache, where
+	// its API says (OpenAI, Anthropic, Gemini): they cost less.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
 	// EvalDuration is the provider's generation time, where it reports one (Ollama).
 	EvalDuration time.Duration `json:"eval_duration_ns,omitempty"`
 }
@@ -93,6 +96,7 @@ func (u Usage) TokensPerSecond() float64 {
 func (u *Usage) Add(o Usage) {
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
+	u.CachedPromptTokens += o.CachedPromptTokens
 	u.EvalDuration += o.EvalDuration
 }
 

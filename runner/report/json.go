@@ -13,18 +13,20 @@ import (
 // field is renamed or removed; added fields keep it.
 const JSONSchemaVersion = 1
 
-// jsonReport is the JSON report: the run's scenarios as result.Scenario records (the
-// same shape as each scenario's result.json, so reports can be merged) plus totals.
-type jsonReport struct {
+// JSONReport is the JSON report (runner run --json): the run's scenarios as
+// result.Scenario records (the same shape as each scenario's result.json, so reports can
+// be merged) plus totals. Its schema is `runner schema report`.
+type JSONReport struct {
 	SchemaVersion int               `json:"schema_version"`
 	RunnerVersion string            `json:"runner_version"`
 	Started       time.Time         `json:"started"`
 	Duration      time.Duration     `json:"duration_ns"`
-	Totals        jsonTotals        `json:"totals"`
+	Totals        JSONTotals        `json:"totals"`
 	Scenarios     []result.Scenario `json:"scenarios"`
 }
 
-type jsonTotals struct {
+// JSONTotals are the run's totals in the JSON report.
+type JSONTotals struct {
 	Scenarios        int           `json:"scenarios"`
 	Passed           int           `json:"passed"`
 	Failed           int           `json:"failed"`
@@ -35,12 +37,14 @@ type jsonTotals struct {
 	PromptTokens     int           `json:"prompt_tokens"`
 	CompletionTokens int           `json:"completion_tokens"`
 	Duration         time.Duration `json:"duration_ns"`
+	// Cost is what the model calls cost, unknown prices counted apart.
+	Cost *result.CostTotal `json:"cost,omitempty"`
 }
 
 // WriteJSON writes the JSON report of a run. Invalid UTF-8 in model text becomes
 // U+FFFD and control characters are escaped, so the report is always valid JSON.
 func WriteJSON(w io.Writer, run result.Run) error {
-	rep := jsonReport{
+	rep := JSONReport{
 		SchemaVersion: JSONSchemaVersion,
 		RunnerVersion: runnerVersion(run),
 		Started:       run.Started,
@@ -52,6 +56,9 @@ func WriteJSON(w io.Writer, run result.Run) error {
 	t.Passed, t.Failed, t.Errored = run.Counts()
 	t.PromptTokens, t.CompletionTokens = tokens(run)
 	t.Duration = run.Duration
+	if cost := run.Cost(); cost.Prices != "" {
+		t.Cost = &cost
+	}
 	for i, s := range run.Scenarios {
 		t.Steps += s.Steps
 		t.ToolCalls += s.ToolCalls

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
@@ -32,7 +33,7 @@ type Options struct {
 	Catalog *tools.Registry
 	// Judge opens a judge assertion's model by PROVIDER:MODEL; nil makes judges errors.
 	Judge func(spec string) (model.Model, error)
-	// Sandbox returns the command wrapper for a sandbox mode (auto, bwrap, landlock, none).
+	// Sandbox returns the command wrapper for a sandbox mode (one of sandbox.Modes).
 	Sandbox func(mode string) (tools.CommandWrapper, error)
 	// Approval, when set, overrides every task's approval policy (--approval).
 	Approval *task.Approval
@@ -64,6 +65,8 @@ type Options struct {
 	// Index is the scenario's place in the whole run (result.Scenario.Index); package
 	// suite sets it per scenario.
 	Index int
+	// Prices is the price table that gives each scenario its cost; nil is the shipped one.
+	Prices *price.Table
 }
 
 // Run runs one task. Repeat distinguishes repeated runs of the same task (0 for the
@@ -78,10 +81,12 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 		Name: t.Name, File: t.Path, Tags: t.Tags, Repeat: repeat, Repeats: opts.Repeats, Index: opts.Index, Started: now(),
 		RunnerVersion: version.String(),
 	}
+	caseOf(t, &r.res)
 	if opts.ModelName != nil {
 		r.res.Model = opts.ModelName(t)
 	}
 	r.run(ctx, repeat)
+	r.res.Cost = costOf(r.res, opts.Prices)
 	r.res.Duration = now().Sub(r.res.Started)
 	r.finish()
 	return r.res
@@ -140,18 +145,18 @@ func (r *runState) errorf(format string, a ...any) {
 }
 
 // Write records a loop event; it makes runState the agent's Recorder.
-func (r *runState) Write(typ string, step int, data any) error {
-	if typ == transcript.TypeResponse {
+func (r *runState) Write(step int, data transcript.Payload) error {
+	if _, ok := data.(transcript.Response); ok {
 		r.steps.Store(int64(step))
 	}
-	return r.record(typ, step, data)
+	return r.record(step, data)
 }
 
-func (r *runState) record(typ string, step int, data any) error {
+func (r *runState) record(step int, data transcript.Payload) error {
 	if r.tr == nil {
 		return nil
 	}
-	return r.tr.Write(typ, step, data)
+	return r.tr.Write(step, data)
 }
 
 // finish writes the end event and result.json, and closes the transcript.
@@ -159,7 +164,7 @@ func (r *runState) finish() {
 	if r.tr == nil {
 		return
 	}
-	_ = r.record(transcript.TypeEnd, r.res.Steps, transcript.End{
+	_ = r.record(r.res.Steps, transcript.End{
 		Status: r.res.Status, Stop: r.res.Stop, Reason: r.res.Reason, Steps: r.res.Steps,
 		DurationMS: r.res.Duration.Milliseconds(),
 	})
