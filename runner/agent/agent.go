@@ -15,6 +15,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/complete"
@@ -147,7 +148,9 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			if err != nil {
 				return out.fail(err)
 			}
-			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: res.Output})
+			// The model's server is outside the process too: a secret a command printed (a
+			// task's secrets: variable) is sent as [REDACTED]; the command itself had it.
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: scrub.String(res.Output)})
 			if done {
 				out.Summary, _ = res.Metadata["summary"].(string)
 				out.Stop = result.StopCompleted

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/tools"
@@ -89,7 +90,9 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 		fail("%v", err)
 		return
 	}
-	prompt := j.prompt(run)
+	// The judge's server is outside the process: files and output the agent produced may
+	// hold a task's secret, sent as [REDACTED].
+	prompt := scrub.String(j.prompt(run))
 	req := &model.Request{
 		Messages: []model.Message{{Role: model.RoleSystem, Content: judgeSystem}, {Role: model.RoleUser, Content: prompt}},
 		Tools:    []tools.Spec{VerdictTool},

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer/html"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -135,4 +138,28 @@ func TestSlug(t *testing.T) {
 	assert.Equal(t, Slug("ollama:qwen3:4b"), "ollama-qwen3-4b")
 	assert.Equal(t, Slug("openai:gpt/4o mini"), "openai-gpt-4o-mini")
 	assert.Equal(t, Slug(".."), "model")
+}
+
+// Issue 16 D: a scenario name with raw `<img onerror>` and `<a href>` reached bench.md as
+// live HTML, and a model's skip reason or a warning could carry a link or a tracking
+// image. Rendered as GitHub renders Markdown, bench.md holds none of them.
+func TestBenchMarkdownHostileNamesAreNotLiveMarkup(t *testing.T) {
+	names := []string{`<img src=x onerror="alert(1)">`, `<a href="https://evil.example">run me</a>`, "[Approve](https://evil.example/a)"}
+	cells := map[string]string{}
+	for _, n := range names {
+		cells[n] = "pf"
+	}
+	r := report("ollama:m", cells, names...)
+	r.Models = append(r.Models, ModelResult{Name: "ollama:![t](https://evil.example/t.png)", Status: ModelSkipped, Reason: "![](https://evil.example/track.png)"})
+	r.Host.Name = "<b>host</b>"
+	r.Warnings = []string{"# [click](https://evil.example) <img src=x>"}
+	var b bytes.Buffer
+	assert.NilError(t, WriteMarkdown(&b, r, nil))
+	var page bytes.Buffer
+	gm := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe()))
+	assert.NilError(t, gm.Convert(b.Bytes(), &page))
+	for _, live := range []string{"<img", "<a ", "<b>", "<h1>click"} {
+		assert.Assert(t, !strings.Contains(page.String(), live), "%s is live in bench.md:\n%s\n\nfrom:\n%s", live, page.String(), b.String())
+	}
+	assert.Assert(t, is.Contains(page.String(), "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"), "shown as text")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // Report file names in the output directory.
@@ -48,7 +50,7 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := tmp.Write(scrub.Bytes(data)); err != nil {
 		tmp.Close()
 		return err
 	}

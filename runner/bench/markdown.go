@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentrunner/runner/runner/report/markdown"
 )
 
 // WriteMarkdown writes bench.md: the leaderboard, the model x scenario grid, the models'
@@ -14,7 +16,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark: %d model(s) x %d scenario(s) x %d repeat(s)\n\n", len(r.Models), len(r.Tasks), r.Repeat)
 	fmt.Fprintf(&b, "runner %s on %s (%s/%s, %d CPUs), %s, took %s.\n\n",
-		r.Runner, r.Host.Name, r.Host.OS, r.Host.Arch, r.Host.CPUs, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond))
+		cell(r.Runner), cell(r.Host.Name), cell(r.Host.OS), cell(r.Host.Arch), r.Host.CPUs, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond))
 	k := r.Repeat
 	b.WriteString("## Leaderboard\n\n")
 	fmt.Fprintf(&b, "| # | model | pass rate [95%% CI] | pass@1 | pass@%d | pass^%d | flaky | steps (mean / p95) | tokens in / out (mean) | wall s (mean / p95) | tok/s | tool errors | denials | errors | not run |\n", k, k)
@@ -22,7 +24,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	for i, m := range Ranked(r) {
 		s := m.Summary
 		if m.Status != ModelRan {
-			fmt.Fprintf(&b, "| %d | %s | %s: %s | | | | | | | | | | | %d | %d |\n", i+1, cell(m.Name), m.Status, cell(m.Reason), s.Errored, s.NotRun)
+			fmt.Fprintf(&b, "| %d | %s | %s: %s | | | | | | | | | | | %d | %d |\n", i+1, cell(m.Name), cell(m.Status), cell(m.Reason), s.Errored, s.NotRun)
 			continue
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
@@ -44,7 +46,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	for _, t := range r.Tasks {
 		fmt.Fprintf(&b, "| %s |", cell(t.Name))
 		for _, m := range r.Models {
-			fmt.Fprintf(&b, " %s |", GridCell(m.find(t.Name)))
+			fmt.Fprintf(&b, " %s |", cell(GridCell(m.find(t.Name))))
 		}
 		b.WriteString("\n")
 	}
@@ -60,8 +62,8 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 			if len(digest) > 12 {
 				digest = digest[:12]
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Name), cell(status), cell(p.Family), p.ParameterSize, p.Quantization,
-				contextText(p.ContextLength, p.LoadedContext), digest, m.WarmUp.Round(time.Millisecond))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
+				contextText(p.ContextLength, p.LoadedContext), cell(digest), m.WarmUp.Round(time.Millisecond))
 		} else {
 			fmt.Fprintf(&b, "| %s | %s | | | | | | |\n", cell(m.Name), cell(status))
 		}
@@ -86,7 +88,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- %s\n", w)
+			fmt.Fprintf(&b, "- %s\n", cell(w))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -178,8 +180,7 @@ func contextText(max, loaded int) string {
 	return ""
 }
 
-// cell escapes text for a markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.Join(strings.Fields(s), " ")
-}
+// cell escapes text for a markdown table cell (markdown.Cell): scenario and model names,
+// reasons and probe data come from task files, agents and servers, and none of it may be
+// a live link, image or HTML in bench.md.
+func cell(s string) string { return markdown.Cell(s, 0) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/version"
 	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
@@ -58,8 +59,16 @@ func Main(args []string) int {
 	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 }
 
-// Run runs the command line with the given streams and returns the exit code.
+// Run runs the command line with the given streams and returns the exit code. Both
+// output streams go through the secret scrubber: whatever prints, no credential the
+// process knows reaches the console or a CI log.
 func Run(ctx context.Context, args []string, stdio IO) int {
+	scrub.AddEnviron(os.Environ())
+	scrub.AddProviderEnv(os.Getenv)
+	stdout, stderr := scrub.NewWriter(stdio.Stdout), scrub.NewWriter(stdio.Stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	stdio.Stdout, stdio.Stderr = stdout, stderr
 	app := newApp(stdio)
 	if err := unknownCommand(app, args); err != nil {
 		return exitCode(err, stdio.Stderr)

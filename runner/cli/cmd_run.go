@@ -212,7 +212,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 }
 
 func fdOf(w io.Writer) uintptr {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := w.(interface{ Fd() uintptr }); ok { // an *os.File, or the scrubber around one
 		return f.Fd()
 	}
 	return ^uintptr(0)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // ProviderError is a failed model request, classified so that the retry wrapper can tell
@@ -54,12 +56,30 @@ func (e *ProviderError) Error() string {
 		b.WriteString("request failed")
 	}
 	// The host and the underlying error may quote the server URL with its credentials
-	// (OPENAI_BASE_URL=http://user:pass@host): this text reaches reports and transcripts.
-	return RedactText(b.String())
+	// (OPENAI_BASE_URL=http://user:pass@host, or a lone token as user name, which Go's
+	// url.Error keeps), and the server's message may quote the key ("Incorrect API key
+	// provided: sk-..."): this text reaches reports and transcripts.
+	return scrub.String(RedactText(b.String()))
 }
 
 // Unwrap returns the underlying error.
 func (e *ProviderError) Unwrap() error { return e.Err }
+
+// Redacted returns err with its message cleaned of credentials: URL user info (RedactText)
+// and every secret the process knows (runner/scrub). errors.Is and As still see err. The
+// providers' pre-flight checks wrap what they return with it, since their messages name
+// the server and quote net/http's errors, which quote the request URL.
+func Redacted(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &redacted{err}
+}
+
+type redacted struct{ err error }
+
+func (r *redacted) Error() string { return scrub.String(RedactText(r.err.Error())) }
+func (r *redacted) Unwrap() error { return r.err }
 
 // HTTPError classifies an HTTP error status: 429 and 5xx are temporary, the rest are not.
 func HTTPError(provider, host string, status int, message string, retryAfter time.Duration, err error) *ProviderError {
@@ -68,7 +88,7 @@ func HTTPError(provider, host string, status int, message string, retryAfter tim
 		Host:       host,
 		StatusCode: status,
 		RetryAfter: retryAfter,
-		Message:    Truncate(strings.TrimSpace(message), 500),
+		Message:    Truncate(strings.TrimSpace(scrub.String(message)), 500), // scrubbed before the cut
 		Temporary:  status == http.StatusTooManyRequests || status >= 500,
 		Err:        err,
 	}
@@ -78,7 +98,7 @@ func HTTPError(provider, host string, status int, message string, retryAfter tim
 // failed or dropped is temporary; anything else (a body that does not parse) is not.
 func TransportError(provider, host string, err error) *ProviderError {
 	temp := IsConnectionError(err)
-	msg := err.Error()
+	msg := scrub.String(RedactText(err.Error()))
 	if temp {
 		msg = "connection failed: " + msg
 	}

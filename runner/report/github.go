@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/report/markdown"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // GitHubOptions say where the GitHub Actions outputs go.
@@ -65,7 +67,11 @@ func (g *github) Finish(run result.Run) error {
 	if err != nil {
 		return fmt.Errorf("job summary: %w", err)
 	}
-	werr := WriteSummary(f, run, g.opts.ArtifactsURL, g.opts.OutDir)
+	sw := scrub.NewWriter(f)
+	werr := WriteSummary(sw, run, g.opts.ArtifactsURL, g.opts.OutDir)
+	if err := sw.Flush(); werr == nil && err != nil {
+		werr = fmt.Errorf("job summary: %w", err)
+	}
 	if err := f.Close(); werr == nil && err != nil {
 		werr = fmt.Errorf("job summary: %w", err)
 	}
@@ -210,9 +216,7 @@ func WriteSummary(w io.Writer, run result.Run, artifactsURL, outDir string) erro
 	return nil
 }
 
-// cell makes text safe inside a Markdown table cell: one line, no column breaks, no HTML
-// (GitHub renders HTML in summaries), at most max runes (0: no bound).
-func cell(s string, max int) string {
-	s = oneLine(s, max)
-	return strings.NewReplacer("|", `\|`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
-}
+// cell makes text safe inside a Markdown table cell (markdown.Cell): one line, every
+// punctuation character escaped, so no link, image, HTML or column break of the text is
+// live (GitHub renders all of them in summaries), at most max runes (0: no bound).
+func cell(s string, max int) string { return markdown.Cell(s, max) }

@@ -49,7 +49,7 @@ func TestGitHubSummaryGolden(t *testing.T) {
 func TestGitHubEscaping(t *testing.T) {
 	assert.Equal(t, escapeData("a%b\r\nc:d,e"), "a%25b%0D%0Ac:d,e")
 	assert.Equal(t, escapeProperty("a%b\r\nc:d,e"), "a%25b%0D%0Ac%3Ad%2Ce")
-	assert.Equal(t, cell("a|b\n<i>&`", 0), `a\|b &lt;i&gt;&amp;'`)
+	assert.Equal(t, cell("a|b\n<i>&`", 0), "a\\|b \\<i\\>\\&\\`")
 }
 
 func TestGitHubFromEnv(t *testing.T) {

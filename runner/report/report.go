@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/version"
 )
 
@@ -101,7 +102,11 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if err := write(tmp); err != nil {
+	sw := scrub.NewWriter(tmp)
+	if err := write(sw); err != nil {
+		return err
+	}
+	if err := sw.Flush(); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/version"
@@ -161,6 +161,8 @@ func (r *runState) record(step int, data transcript.Payload) error {
 
 // finish writes the end event and result.json, and closes the transcript.
 func (r *runState) finish() {
+	// The record is scrubbed once here, before any output shortens one of its texts.
+	scrub.Value(&r.res)
 	if r.tr == nil {
 		return
 	}
@@ -172,7 +174,7 @@ func (r *runState) finish() {
 		r.res.Status, r.res.Reason = result.Errored, err.Error()
 	}
 	if b, err := json.MarshalIndent(r.res, "", "  "); err == nil {
-		_ = os.WriteFile(filepath.Join(r.out, "result.json"), append(b, '\n'), 0o644)
+		_ = scrub.WriteFile(filepath.Join(r.out, "result.json"), append(b, '\n'), 0o644)
 	}
 }
 

@@ -32,6 +32,9 @@ type LoadOptions struct {
 	// (unknown parameters included), so a typo in a reference fails at load time rather
 	// than being silently ignored by the oracle run.
 	CheckArgs func(tool string, args map[string]any) error
+	// Getenv reads the values of the variables a task lists under secrets: (nil:
+	// os.Getenv).
+	Getenv func(string) string
 
 	// Vars set template variables from outside the file; they win over the file's vars:,
 	// matrix cells and dataset rows, for the variables a task declares.
@@ -205,6 +208,7 @@ func decodeTask(path string, root ast.Node, opts LoadOptions, before func(*loade
 	}
 	l.decode(root)
 	l.check()
+	l.resolveSecrets()
 	if len(l.d.errs) > 0 {
 		return nil, l.namePos, problemsOf(l.d.errs)
 	}
@@ -269,8 +273,9 @@ type loader struct {
 	namePos Position
 
 	// Nodes kept for checks that need several keys (which may come in any order).
-	refNodes   []ast.Node
-	approvalAt ast.Node
+	refNodes    []ast.Node
+	approvalAt  ast.Node
+	secretNodes []ast.Node
 
 	// defined holds the tools of tools_defined, decoded before every other key.
 	defined      *tools.Registry
@@ -369,6 +374,7 @@ var topLevel = map[string]func(l *loader, v ast.Node, f string){
 		}
 	},
 	"env":         func(l *loader, v ast.Node, f string) { l.t.Env = l.env(v, f) },
+	"secrets":     (*loader).secrets,
 	"network":     func(l *loader, v ast.Node, f string) { l.t.Network, _ = l.d.boolean(v, f) },
 	"sandbox":     (*loader).sandbox,
 	"limits":      (*loader).limits,

@@ -52,6 +52,10 @@ type Task struct {
 	MaxSteps     int               `json:"max_steps" jsonschema:"minimum=1" jsonschema_description:"The most model responses before the run stops with max_steps. Default: 30."`
 	Timeout      time.Duration     `json:"timeout" jsonschema_description:"Time limit for the whole scenario. Default: 10m."`
 	Env          map[string]string `json:"env,omitempty" jsonschema_description:"Environment variables given to commands (setup, tools and command assertions)." jsonschema_extras:"use=env"`
+	// Secrets name variables whose values are secret: taken from env: or, when it does not
+	// set them, from runner's environment, given to commands like env:, and scrubbed from
+	// every output (runner/scrub).
+	Secrets []string `json:"secrets,omitempty" jsonschema:"uniqueItems=true" jsonschema_description:"Variables whose values are secret: taken from env: or, when it does not set them, from runner's environment; given to commands like env: and replaced by [REDACTED] in every output."`
 	// Network lets commands reach the network inside the sandbox.
 	Network bool `json:"network,omitempty" jsonschema_description:"Let commands reach the network inside the sandbox. Default: false."`
 	// Sandbox is one of sandbox.Modes.

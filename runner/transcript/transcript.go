@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // Event types, in the order a scenario produces them.
@@ -94,7 +96,8 @@ func (w *Writer) Write(step int, data Payload) error {
 	if err != nil {
 		return fmt.Errorf("transcript %s event: %w", typ, err)
 	}
-	raw, err := capStrings(b)
+	// Secrets go before the cap: a cut must not leave the first half of one.
+	raw, err := capStrings(scrub.Bytes(b))
 	if err != nil {
 		return fmt.Errorf("transcript %s event: %w", typ, err)
 	}

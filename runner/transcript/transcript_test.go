@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 func TestWriteRead(t *testing.T) {
@@ -81,6 +83,28 @@ func BenchmarkWriteNoSync(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = w.Write(1, raw{TypeToolCall, payload})
+	}
+}
+
+// BenchmarkWriteScrubbed is a tool call with a 2 KB output, written with no secret known
+// and then with four (a provider key, a URL token and two task secrets): the scrubber's
+// cost on the per-event path. Sub-benchmarks run in order; the secrets stay registered.
+func BenchmarkWriteScrubbed(b *testing.B) {
+	payload := map[string]any{"tool": "run_in_terminal", "args": map[string]string{"command": "go test ./..."},
+		"output": strings.Repeat("--- FAIL: TestParse (0.00s)\n    parse_test.go:42: got 3, want 4\n", 32)}
+	for _, n := range []int{0, 4} {
+		for i := range n {
+			scrub.Add(fmt.Sprintf("sk-bench-%d-0123456789abcdefghijklmnopqrstuvwxyz", i))
+		}
+		b.Run(fmt.Sprintf("secrets=%d", n), func(b *testing.B) {
+			w, err := Create(filepath.Join(b.TempDir(), "t.jsonl"), Options{NoSync: true})
+			assert.NilError(b, err)
+			defer w.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = w.Write(1, raw{TypeToolCall, payload})
+			}
+		})
 	}
 }
 

@@ -17,6 +17,11 @@ import (
 // Check is the pre-flight before the first scenario: the server answers, the model is
 // pulled, and its template supports tools. Each failure says what to do about it.
 func (m *Model) Check(ctx context.Context) error {
+	// The messages quote net/http's errors, which keep a lone user name of the URL.
+	return model.Redacted(m.check(ctx))
+}
+
+func (m *Model) check(ctx context.Context) error {
 	show, err := m.client.Show(ctx, &api.ShowRequest{Model: m.cfg.Model})
 	if err != nil {
 		var se api.StatusError

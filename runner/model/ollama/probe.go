@@ -59,7 +59,7 @@ func (m *Model) WarmUp(ctx context.Context) (int, error) {
 		req.KeepAlive = &api.Duration{Duration: m.cfg.KeepAlive}
 	}
 	if err := m.client.Chat(ctx, req, func(api.ChatResponse) error { return nil }); err != nil {
-		return 0, fmt.Errorf("ollama at %s: loading model %q: %w", m.Host(), m.cfg.Model, err)
+		return 0, model.Redacted(fmt.Errorf("ollama at %s: loading model %q: %w", m.Host(), m.cfg.Model, err))
 	}
 	ps, err := m.client.ListRunning(ctx)
 	if err != nil {

@@ -30,6 +30,11 @@ func (m *Model) Check(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
+	// Every message names the server; none may show its user info.
+	return model.Redacted(m.checkError(err))
+}
+
+func (m *Model) checkError(err error) error {
 	host := m.cfg.BaseURL
 	if u, perr := url.Parse(m.cfg.BaseURL); perr == nil && u.Host != "" {
 		host = u.Hostname()
@@ -40,17 +45,17 @@ func (m *Model) Check(ctx context.Context) error {
 	switch {
 	case errors.As(err, &dnsErr):
 		return fmt.Errorf("cannot reach the OpenAI-compatible server at %s: DNS lookup of %q failed (%v); check OPENAI_BASE_URL for a typo, or the machine's DNS",
-			m.cfg.BaseURL, host, dnsErr.Err)
+			m.Host(), host, dnsErr.Err)
 	case errors.As(err, &apiErr) && (apiErr.HTTPStatusCode == http.StatusUnauthorized || apiErr.HTTPStatusCode == http.StatusForbidden),
 		errors.As(err, &reqErr) && (reqErr.HTTPStatusCode == http.StatusUnauthorized || reqErr.HTTPStatusCode == http.StatusForbidden):
-		return fmt.Errorf("the OpenAI-compatible server at %s rejected the key (HTTP %d): set OPENAI_API_KEY to a valid key", m.cfg.BaseURL, statusOf(apiErr, reqErr))
+		return fmt.Errorf("the OpenAI-compatible server at %s rejected the key (HTTP %d): set OPENAI_API_KEY to a valid key", m.Host(), statusOf(apiErr, reqErr))
 	case errors.As(err, &apiErr), errors.As(err, &reqErr):
 		return nil // it answered: /models is optional, and the scenarios will say more
 	case model.IsConnectionError(err), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("cannot reach the OpenAI-compatible server at %s: %w; is the server running? (OPENAI_BASE_URL sets its address, e.g. http://127.0.0.1:8080/v1)",
-			m.cfg.BaseURL, err)
+			m.Host(), err)
 	}
-	return fmt.Errorf("OpenAI-compatible server at %s: listing models: %w", m.cfg.BaseURL, err)
+	return fmt.Errorf("OpenAI-compatible server at %s: listing models: %w", m.Host(), err)
 }
 
 func statusOf(a *goopenai.APIError, r *goopenai.RequestError) int {

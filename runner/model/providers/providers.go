@@ -15,6 +15,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/replay"
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // DefaultRequestTimeout bounds one model request when OpenOptions leaves it 0: long
@@ -64,6 +65,9 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	// Whatever credential the model is opened with is scrubbed from every output, whoever
+	// echoes it (a server's error body, a gateway's 200, a streamed chunk).
+	scrub.AddProviderEnv(getenv)
 	provider, name := Split(spec)
 	if err := textcall.Check(o.ToolCallParser); err != nil {
 		return nil, err
@@ -159,7 +163,7 @@ type Checker interface {
 func Check(ctx context.Context, m model.Model) error {
 	for m != nil {
 		if c, ok := m.(Checker); ok {
-			return c.Check(ctx)
+			return model.Redacted(c.Check(ctx)) // messages name the server, with its user info
 		}
 		u, ok := m.(interface{ Unwrap() model.Model })
 		if !ok {
@@ -187,7 +191,7 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 	if p, ok := find[Prober](m); ok {
 		info, err := p.Probe(ctx)
 		if err != nil {
-			return nil, err
+			return nil, model.Redacted(err)
 		}
 		return &info, nil
 	}
@@ -197,7 +201,8 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 // WarmUp loads m where its provider can (Ollama); others need no warm-up.
 func WarmUp(ctx context.Context, m model.Model) (int, error) {
 	if w, ok := find[WarmUpper](m); ok {
-		return w.WarmUp(ctx)
+		n, err := w.WarmUp(ctx)
+		return n, model.Redacted(err)
 	}
 	return 0, nil
 }

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/scrub"
 )
 
 // IndexFile is the name of a cassette's index.
@@ -66,6 +65,7 @@ type Cassette struct {
 	recorded, played map[string]int
 
 	toolsWritten map[string]bool
+	secretsOnce  sync.Once
 }
 
 var (
@@ -165,12 +165,12 @@ func (c *Cassette) record(modelName, scenario string, step int, req Request, too
 		name += fmt.Sprintf("-%d", occ)
 	}
 	name += ".json"
-	scrub := c.secrets()
-	if err := c.write(name, scrub(body)); err != nil {
+	clean := c.secrets()
+	if err := c.write(name, clean(body)); err != nil {
 		return err
 	}
 	if !c.toolsWritten[req.Tools] {
-		if err := c.write(filepath.Join("tools", req.Tools+".json"), scrub(tools)); err != nil {
+		if err := c.write(filepath.Join("tools", req.Tools+".json"), clean(tools)); err != nil {
 			return err
 		}
 		c.toolsWritten[req.Tools] = true
@@ -256,61 +256,17 @@ func (c *Cassette) load(e Entry) (*Recording, error) {
 	return &r, nil
 }
 
-// secretName matches environment variables that hold credentials, as the sandbox's
-// environment filter does.
-var secretName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH`)
-})
-
-// secrets returns a function that blanks out, in a file about to be written, the values
-// of credential variables and the passwords and user names of URLs in the environment
-// (OPENAI_BASE_URL=https://user:pass@host). The runner never puts them in a request, but
-// an agent can read one into the conversation, and a cassette is meant to be committed.
+// secrets returns the process's scrubber (runner/scrub), told first about the credentials
+// in the environment the cassette was opened with: the values of credential variables and
+// the user info of URLs (OPENAI_BASE_URL=https://user:pass@host). The runner never puts
+// them in a request, but an agent can read one into the conversation, a server can echo
+// one, and a cassette is meant to be committed.
 func (c *Cassette) secrets() func([]byte) []byte {
-	var values []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		v := c.getenv(name)
-		if secretName().MatchString(name) && len(v) >= 6 {
-			values = append(values, v)
-		}
-		if u, err := url.Parse(strings.TrimSpace(v)); err == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				values = append(values, p)
-			}
-			values = append(values, u.User.String())
-		}
-	}
-	// The injected getenv may know variables os.Environ does not (tests, callers that
-	// pass their own environment): ask it for the usual ones too.
-	for _, name := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-		"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GEMINI_BASE_URL", "OLLAMA_HOST"} {
-		v := strings.TrimSpace(c.getenv(name))
-		if strings.HasSuffix(name, "_KEY") && len(v) >= 6 {
-			values = append(values, v)
-		}
-		if u, err := url.Parse(v); err == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				values = append(values, p)
-			}
-			values = append(values, u.User.String())
-		}
-	}
-	// Longest first, so a value that contains another is replaced whole.
-	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
-	return func(b []byte) []byte {
-		s := string(b)
-		for _, v := range values {
-			if v == "" {
-				continue
-			}
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-			if q, err := json.Marshal(v); err == nil { // as it appears inside a JSON string
-				s = strings.ReplaceAll(s, string(q[1:len(q)-1]), "[REDACTED]")
-			}
-		}
-		return []byte(s)
-	}
+	c.secretsOnce.Do(func() {
+		scrub.AddEnviron(os.Environ())
+		scrub.AddProviderEnv(c.getenv)
+	})
+	return scrub.Bytes
 }
 
 // slug makes a scenario name a safe directory name.
