@@ -29,10 +29,15 @@ type Workspace struct {
 	Limits Limits
 	// Sandbox confines commands; nil runs them directly.
 	Sandbox CommandWrapper
-	// CacheDir, when set, is shared by a run's commands as XDG_CACHE_HOME (Go's build
-	// cache, pip's) and stays writable inside the sandbox, so each command does not start
-	// from a cold cache in its private home.
+	// CacheDir, when set, is the run's shared build cache (Go's, pip's; --cache-dir). No
+	// command writes it, unless CacheWritable: what an agent wrote there (a recompiled
+	// testing package over the cached archive) would reach the verification, every other
+	// scenario and later runs. Commands see it read-only, through the workspace's private
+	// layer (CacheHome), which is thrown away with the workspace.
 	CacheDir string
+	// CacheWritable lets commands write CacheDir itself: for a task's setup commands only,
+	// the task's own code run before any agent, which is what warms the shared cache.
+	CacheWritable bool
 	// ReadOnly are directories outside the workspace that commands must be able to read
 	// (an MCP server's task directory): bwrap binds each read-only over its private /tmp
 	// and home; Landlock and none let commands read them anyway.
@@ -43,6 +48,7 @@ type Workspace struct {
 	Mount string
 
 	mu      sync.Mutex
+	cache   *cacheLayer // made on first use, see CacheHome
 	values  map[any]any
 	onClose []func()
 	// parent is the workspace a View was made from: it owns the root and the values.
@@ -128,7 +134,8 @@ func (w *Workspace) View(readOnly ...string) *Workspace {
 	}
 	return &Workspace{
 		dir: w.dir, orig: w.orig, root: w.root, parent: owner,
-		Env: w.Env, Network: w.Network, Limits: w.Limits, Sandbox: w.Sandbox, CacheDir: w.CacheDir, Mount: w.Mount,
+		Env: w.Env, Network: w.Network, Limits: w.Limits, Sandbox: w.Sandbox, CacheDir: w.CacheDir,
+		CacheWritable: w.CacheWritable, Mount: w.Mount,
 		ReadOnly: append(append([]string(nil), w.ReadOnly...), readOnly...),
 	}
 }

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -42,6 +43,11 @@ type IO struct {
 // code. It is what main.go calls, and what testscript registers as the runner command.
 func Main(args []string) int {
 	sandbox.RunHelperIfRequested() // the Landlock re-exec helper never returns
+	if err := sandbox.SealInheritedDescriptors(); err != nil {
+		// Every command would inherit the runner's stray descriptors: refuse to start.
+		fmt.Fprintf(os.Stderr, "runner: cannot close inherited descriptors: %v\n", err)
+		return ExitErrored
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

@@ -82,7 +82,7 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
 		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
-		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
+		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
 		&cli.IntFlag{Name: "retries", Destination: &o.Retries, Value: 4, Usage: "`N` attempts per model request on connection errors, 429 and 5xx"},

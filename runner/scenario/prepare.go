@@ -210,10 +210,14 @@ func (r *runState) snapshot(p *prepared) error {
 }
 
 // setupCommand runs setup commands as the agent's commands run (tools/exec.RunShell), so
-// they get the same environment, limits and sandbox.
+// they get the same environment, limits and sandbox; but they, the task's own code run
+// before any agent, may write the shared build cache itself, which warms it for every
+// later scenario and run (tools.Workspace.CacheWritable).
 func (r *runState) setupCommand(ws *tools.Workspace) workspace.CommandFunc {
+	sw := ws.View()
+	sw.CacheWritable = true
 	return func(ctx context.Context, _ string, command string, _ map[string]string) (string, int, error) {
-		res, err := toolexec.RunShell(ctx, ws, command, setupTimeout)
+		res, err := toolexec.RunShell(ctx, sw, command, setupTimeout)
 		switch {
 		case err != nil:
 			return "", -1, err

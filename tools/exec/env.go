@@ -72,11 +72,13 @@ func CommandEnv(taskEnv, callEnv map[string]string) []string {
 }
 
 // WorkspaceEnv is CommandEnv for a command in ws: the task's env, with XDG_CACHE_HOME
-// pointing at ws.CacheDir when there is one (the task's env may still override it).
+// pointing at the workspace's layer over the shared cache when there is one (see
+// tools.Workspace.CacheHome; the task's env may still override it). Without a layer
+// (it could not be made) commands keep their private, cold cache.
 func WorkspaceEnv(ws *tools.Workspace, callEnv map[string]string) []string {
 	taskEnv := ws.Env
-	if ws.CacheDir != "" {
-		taskEnv = map[string]string{"XDG_CACHE_HOME": ws.CacheDir}
+	if home, _ := ws.CacheHome(); home != "" {
+		taskEnv = map[string]string{"XDG_CACHE_HOME": home}
 		for k, v := range ws.Env {
 			taskEnv[k] = v
 		}

@@ -72,11 +72,11 @@ var builtins = []builtin{
 		"Do not touch devices; work with files inside the workspace."},
 		checkShred},
 	{BuiltinRule{"fork-bomb",
-		"A function that calls itself in a pipeline or in the background (`:(){ :|:& };:`, `bomb(){ bomb|bomb& }; bomb`).",
+		"A function that calls itself in a pipeline or in the background (`:(){ :|:& };:`, `bomb(){ bomb|bomb& }; bomb`), and a command started in the background in a loop that never ends (`while true; do sh -c 'sleep 100' & done`, `until false`, `for ((;;))`).",
 		"Do not start processes that multiply; run each command once."},
 		checkForkBomb},
 	{BuiltinRule{"pipe-to-shell",
-		"Downloaded code run by a shell or interpreter (sh, bash, zsh, python, perl, ruby, node, ...): `curl URL | sh`, `wget -O- URL | bash`, `bash <(curl URL)`, `sh -c \"$(curl URL)\"`, `eval \"$(curl URL)\"`, `source <(curl URL)`.",
+		"Downloaded code run by a shell or interpreter (sh, bash, zsh, python, perl, ruby, node, ...): `curl URL | sh`, `wget -O- URL | bash`, `bash <(curl URL)`, `sh -c \"$(curl URL)\"`, `eval \"$(curl URL)\"`, `source <(curl URL)`, and a file a download wrote earlier in the line, then run as a program or handed to one as its script (`curl URL -o a.sh && sh a.sh`, `curl -s URL > /dev/shm/a; sh /dev/shm/a`, `wget URL/x.sh; ./x.sh`).",
 		"Do not run code straight from the network; use the project's own build and test commands."},
 		checkPipeToShell},
 	{BuiltinRule{"system-write",
@@ -92,15 +92,15 @@ var builtins = []builtin{
 		"Do not stop the machine; finish the task and call task_complete."},
 		checkShutdown},
 	{BuiltinRule{"kill-all-processes",
-		"`kill` aimed at every process (`kill -9 -1`, `kill -KILL -1`, `kill -s KILL -1`, `kill -- -1`), `killall5`, `killall` (it kills by name, whoever started the process), and `pkill` whose pattern matches any name (`pkill -9 -f .`, `pkill ''`), is unknown, or is missing (`pkill -u root`).",
+		"`kill` aimed at every process (`kill -9 -1`, `kill -KILL -1`, `kill -s KILL -1`, `kill -- -1`) or at its whole process group (`kill -9 0`), `killall5`, `killall` (it kills by name, whoever started the process), and `pkill` whose pattern matches any name (`pkill -9 -f .`, `pkill ''`), is unknown, or is missing (`pkill -u root`).",
 		"Kill only the processes you started, by their PID."},
 		checkKillAll},
 	{BuiltinRule{"unchecked-code",
-		"Code run by a shell or `eval` that the checker cannot read: another command's output piped into a shell or interpreter that reads its program from stdin (`echo ... | base64 -d | sh`, `cat x | python3`; a literal `echo`/`printf` piped into a shell is checked instead), `eval`, `sh -c`, `bash -c`, `su -c`, `env -S` of text built from a substitution, variable or `xargs -I` input whose value is unknown (`eval \"$(printf ...)\"`, `cat names | xargs -I{} sh -c 'echo {}'`), a here-document built from unknown values fed to a shell, and `source <(...)`.",
+		"Code run by a shell or `eval` that the checker cannot read: another command's output piped into a shell or interpreter that reads its program from stdin (`echo ... | base64 -d | sh`, `cat x | python3`; a literal `echo`/`printf` piped into a shell is checked instead), `eval`, `sh -c`, `bash -c`, `su -c`, `env -S` of text built from a substitution, variable or `xargs -I` input whose value is unknown (`eval \"$(printf ...)\"`, `cat names | xargs -I{} sh -c 'echo {}'`), a here-document built from unknown values fed to a shell, `source <(...)`, and a process substitution fed to a shell as its stdin (`bash < <(echo ...)`).",
 		"Write the commands out literally so they can be checked; do not generate shell code and run it."},
 		checkUncheckedCode},
 	{BuiltinRule{"unknown-program",
-		"A program name that is an unquoted variable or substitution whose value is unknown (`$cmd`, `$(printf rm) -rf /`): word splitting can make it any command line. Variables the line sets to literal values are followed, split on `IFS` as the shell would (`IFS=,; cmd=rm,-rf,/; $cmd` is checked as `rm -rf /`); an IFS the checker cannot know makes every unquoted expansion unknown. A quoted unknown name (`\"$X\" -rf /`) is checked as each program whose rules depend on its arguments (`rm`, `find`, `chmod`, `dd`, `kill`, `cp`, `env`, ...).",
+		"A program name that is an unquoted variable or substitution whose value is unknown (`$cmd`, `$(printf rm) -rf /`), or an expansion to all of an array's elements (`a=(rm -rf /); \"${a[@]}\"`, `\"$@\"`): word splitting can make it any command line. Variables the line sets to literal values are followed, split on `IFS` as the shell would (`IFS=,; cmd=rm,-rf,/; $cmd` is checked as `rm -rf /`); an IFS the checker cannot know makes every unquoted expansion unknown. A quoted unknown name (`\"$X\" -rf /`) is checked as each program whose rules depend on its arguments (`rm`, `find`, `chmod`, `dd`, `kill`, `cp`, `env`, ...).",
 		"Write the program name literally, e.g. python3 script.py."},
 		checkUnknownProgram},
 }
@@ -379,6 +379,9 @@ func checkForkBomb(_ *checker, cmd *simpleCmd) string {
 	if cmd.Func != "" && len(cmd.Args) > 0 && cmd.Args[0].Value == cmd.Func && (cmd.Piped || cmd.Background) {
 		return fmt.Sprintf("function %s calls itself in a pipeline or in the background (a fork bomb)", cmd.Func)
 	}
+	if cmd.LoopBackground {
+		return "starts a command in the background on every turn of a loop that never ends (a fork bomb)"
+	}
 	return ""
 }
 
@@ -396,6 +399,9 @@ func checkPipeToShell(_ *checker, cmd *simpleCmd) string {
 			}
 		}
 		return false
+	}
+	if len(cmd.Args) > 0 && cmd.Args[0].Fetch && !cmd.Args[0].Unknown {
+		return "runs a program downloaded earlier in the line"
 	}
 	switch {
 	case name == "eval" || name == "source" || name == ".":
@@ -440,6 +446,9 @@ func checkShutdown(_ *checker, cmd *simpleCmd) string {
 	return ""
 }
 
+// pgroupZero is why kill 0 is denied.
+const pgroupZero = "signals every process in its process group (PID 0): the shell, its jobs and whatever else shares the group"
+
 func checkKillAll(_ *checker, cmd *simpleCmd) string {
 	switch cmd.Name() {
 	case "killall5":
@@ -462,8 +471,13 @@ func checkKillAll(_ *checker, cmd *simpleCmd) string {
 				if p.Value == "-1" {
 					return "signals every process (PID -1)"
 				}
+				if p.Value == "0" {
+					return pgroupZero
+				}
 			}
 			return ""
+		case v == "0":
+			return pgroupZero
 		case v == "-s" || v == "-n":
 			i++
 			signal = true

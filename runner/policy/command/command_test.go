@@ -173,13 +173,15 @@ with a real shell parser and every simple command in it is checked: in pipelines
 here-document or an ` + "`echo`/`printf`" + ` piped into a shell, the expansion of an ` + "`alias`" + ` defined earlier in the
 line or script) and the payload of wrappers (` + "`nohup`, `env`, `timeout`, `nice`, `xargs`, `parallel`,\n`find -exec`" + `, ...). ` + "`xargs`" + ` and ` + "`parallel`" + ` are checked as their command with one more argument, the
 input, whose location is inside the workspace only when the previous stage of the pipeline
-lists paths there (` + "`find .`, `ls src`, `git ls-files`" + `) and unknown otherwise.
+lists paths there (` + "`find .`, `ls src`, `git ls-files`" + `), outside it when that stage lists
+paths outside (` + "`find /`" + `), and unknown otherwise.
 
 A task's ` + "`command_rules`" + ` are checked first, against each simple command's words joined by
 single spaces; the first match decides that command, so an ` + "`allow`" + ` rule can deliberately
 override a built-in rule for it. Then this list applies, in this order. Paths are resolved
 lexically against the working directory (following ` + "`cd`" + `) and variables are followed when
-the line sets them to literal values, split on ` + "`IFS`" + ` as the shell would. The check is one
+the line sets them to literal values, split on ` + "`IFS`" + ` as the shell would (a name reference,
+` + "`declare -n`" + `, is unknown). The check is one
 layer; the sandbox is the next.
 
 This file is generated: ` + "`go test ./runner/policy/command -run RulesMarkdown -update`" + `.

@@ -38,6 +38,7 @@ func (w *walker) emit(cmd *simpleCmd, sc *scope, cx cmdCtx) {
 	}
 	w.cmds = append(w.cmds, cmd)
 	name := cmd.Name()
+	w.downloads(cmd)
 	w.expandAlias(cmd, sc, cx)
 	switch name {
 	case "cd", "pushd":
@@ -205,4 +206,71 @@ func joinArgs(args []arg) arg {
 		out.Unknown = out.Unknown || a.Unknown
 	}
 	return out
+}
+
+// downloads follows files that a download wrote earlier in the line (curl -o a.sh URL,
+// wget URL, curl URL > /dev/shm/a): a later command that runs one as its program, or
+// hands one to a shell or interpreter as its script, gets that word marked Fetch, for
+// pipe-to-shell. Then it records what cmd itself downloads.
+func (w *walker) downloads(cmd *simpleCmd) {
+	name := cmd.Name()
+	if len(w.downloaded) > 0 && len(cmd.Args) > 0 {
+		isDownloaded := func(a arg) bool {
+			abs, ok := w.c.resolve(a, cmd.Cwd)
+			return ok && w.downloaded[abs]
+		}
+		if strings.Contains(cmd.Args[0].Value, "/") && isDownloaded(cmd.Args[0]) {
+			cmd.Args[0].Fetch = true
+		}
+		if isInterpreter(name) || name == "source" || name == "." {
+			// The script is the first operand, unless the code comes from -c, -e or -m.
+			for i := 1; i < len(cmd.Args); i++ {
+				v := cmd.Args[i].Value
+				if v == "-c" || v == "-e" || v == "-m" || v == "--" && i+1 == len(cmd.Args) {
+					break
+				}
+				if strings.HasPrefix(v, "-") && v != "-" {
+					continue
+				}
+				if isDownloaded(cmd.Args[i]) {
+					cmd.Args[i].Fetch = true
+				}
+				break
+			}
+		}
+	}
+	if !fetchers[name] {
+		return
+	}
+	var out []arg
+	for _, r := range cmd.Redirs {
+		if writeRedirect(r) {
+			out = append(out, r.Target)
+		}
+	}
+	out = append(out, writeTargets(cmd)...)
+	remoteName := name == "wget"
+	for _, a := range cmd.Args[1:] {
+		if a.Value == "-O" && name == "curl" || a.Value == "--remote-name" {
+			remoteName = true
+		}
+	}
+	if remoteName {
+		// wget URL and curl -O URL save to the URL's last segment.
+		for _, a := range cmd.Args[1:] {
+			if _, rest, ok := strings.Cut(a.Value, "://"); ok && !a.Unknown {
+				if _, p, ok := strings.Cut(rest, "/"); ok && path.Base(p) != "." && path.Base(p) != "/" {
+					out = append(out, arg{Value: path.Base(p)})
+				}
+			}
+		}
+	}
+	for _, a := range out {
+		if abs, ok := w.c.resolve(a, cmd.Cwd); ok {
+			if w.downloaded == nil {
+				w.downloaded = map[string]bool{}
+			}
+			w.downloaded[abs] = true
+		}
+	}
 }

@@ -142,7 +142,7 @@ func writeTargets(cmd *simpleCmd) []arg {
 	case "curl":
 		var out []arg
 		for i, a := range args {
-			if (a.Value == "-o" || a.Value == "--output") && i+1 < len(args) {
+			if (a.Value == "-o" || a.Value == "--output" || shortCluster(a.Value, 'o')) && i+1 < len(args) {
 				out = append(out, args[i+1])
 			} else if v, ok := strings.CutPrefix(a.Value, "--output="); ok {
 				out = append(out, arg{Value: v})
@@ -161,6 +161,20 @@ func writeTargets(cmd *simpleCmd) []arg {
 		return out
 	}
 	return nil
+}
+
+// shortCluster reports whether v is a cluster of short options that ends in the one
+// taking a value (curl -fsSLo FILE).
+func shortCluster(v string, last byte) bool {
+	if len(v) < 3 || v[0] != '-' || v[1] == '-' || v[len(v)-1] != last {
+		return false
+	}
+	for _, r := range v[1:] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // hasPrefixOpt reports whether an option such as sed's -i.bak is present.

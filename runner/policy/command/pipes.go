@@ -7,13 +7,18 @@ import (
 
 // xargsInput is the word xargs (or parallel) adds to its command from stdin. Its
 // location is known only when the previous stage of the pipeline lists paths inside
-// the workspace (find ., ls src, git ls-files); otherwise it is unknown, which the
+// the workspace (find ., ls src, git ls-files), or outside it (find /); otherwise it is unknown, which the
 // path rules treat as possibly anywhere (ls / | xargs rm -rf).
 func (w *walker) xargsInput(cmd *simpleCmd) arg {
 	// Both spellings survive being pasted into a string a shell parses again
 	// (xargs -I{} sh -c 'rm -rf {}'): the unknown one stays an unknown variable.
 	if cmd.StdinInside && cmd.Cwd != "" {
 		return arg{Value: path.Join(cmd.Cwd, "xargs-input")}
+	}
+	if cmd.StdinOutside != "" {
+		// find / -print0 | xargs -0 rm -f: the files are known to lie outside; their
+		// names are still unknown text (pasted into sh -c code, unchecked).
+		return arg{Value: path.Join(cmd.StdinOutside, "xargs-input"), Unknown: true}
 	}
 	return arg{Value: "$XARGS_INPUT", Unknown: true, UnknownStart: true, Split: true}
 }
@@ -101,8 +106,42 @@ func (w *walker) feedPayload(cmd, inner *simpleCmd) []*simpleCmd {
 // listsInside reports whether a pipeline stage's output is a list of paths inside the
 // workspace: a find, ls or git ls-files whose starting points all are.
 func (w *walker) listsInside(added []*simpleCmd) bool {
-	if len(added) != 1 {
+	starts, ok := w.listed(added)
+	if !ok {
 		return false
+	}
+	for _, s := range starts {
+		if !s.inside {
+			return false
+		}
+	}
+	return true
+}
+
+// listsOutside returns a starting point outside the workspace of a pipeline stage that
+// lists paths (find /, ls ~), "" when it has none: what it prints lies there.
+func (w *walker) listsOutside(added []*simpleCmd) string {
+	starts, _ := w.listed(added)
+	for _, s := range starts {
+		if !s.inside && s.abs != "" {
+			return s.abs
+		}
+	}
+	return ""
+}
+
+// start is a listing's starting point: its absolute path ("" when unknown) and whether
+// everything below it lies inside the workspace.
+type start struct {
+	abs    string
+	inside bool
+}
+
+// listed returns the starting points of a stage that lists paths (find, ls, git
+// ls-files), and false for any other stage.
+func (w *walker) listed(added []*simpleCmd) ([]start, bool) {
+	if len(added) != 1 {
+		return nil, false
 	}
 	c := added[0]
 	var starts []arg
@@ -125,19 +164,22 @@ func (w *walker) listsInside(added []*simpleCmd) bool {
 		}
 	case "git":
 		if len(c.Args) < 2 || c.Args[1].Value != "ls-files" {
-			return false
+			return nil, false
 		}
 	default:
-		return false
+		return nil, false
 	}
 	if len(starts) == 0 {
 		starts = []arg{{Value: "."}}
 	}
+	out := make([]start, 0, len(starts))
 	for _, s := range starts {
 		abs, ok := w.c.resolve(s, c.Cwd)
-		if !ok || !w.c.inside(abs) || hasGlob(s.Value) && !w.c.inside(path.Dir(abs)) {
-			return false
+		if !ok {
+			out = append(out, start{})
+			continue
 		}
+		out = append(out, start{abs: abs, inside: w.c.inside(abs) && (!hasGlob(s.Value) || w.c.inside(path.Dir(abs)))})
 	}
-	return true
+	return out, true
 }

@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+
+	"mvdan.cc/sh/v3/syntax"
 	"path"
 	"regexp"
 	"strings"
@@ -42,6 +44,9 @@ func checkUncheckedCode(_ *checker, cmd *simpleCmd) string {
 		for _, r := range cmd.Redirs {
 			if r.Body != nil && r.Body.Unknown {
 				return fmt.Sprintf("feeds %s a script built from values unknown before it runs", name)
+			}
+			if r.Op == syntax.RdrIn && strings.HasPrefix(r.Target.Value, "<(") {
+				return fmt.Sprintf("feeds %s the output of a process substitution as its program (%s < <(...))", name, name)
 			}
 		}
 		if cmd.Piped && cmd.StdinUnknown && !stdinRedirected(cmd) {

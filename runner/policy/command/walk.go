@@ -18,6 +18,9 @@ type simpleCmd struct {
 	Func string
 	// Piped is set for a stage of a pipeline; Background for a command run with &.
 	Piped, Background bool
+	// LoopBackground is set for a command started in the background on every turn of a
+	// loop that never ends (while true; do cmd & done).
+	LoopBackground bool
 	// StdinNet is set when an earlier stage of the pipeline downloads something.
 	StdinNet bool
 	// StdinUnknown is set when an earlier stage writes something other than a literal
@@ -25,6 +28,9 @@ type simpleCmd struct {
 	StdinUnknown bool
 	// StdinInside is set when the previous stage lists paths inside the workspace.
 	StdinInside bool
+	// StdinOutside is a directory outside the workspace whose paths the previous stage
+	// lists (find / ...), "" when none.
+	StdinOutside string
 	// Cwd is the working directory the command runs in, "" when unknown.
 	Cwd string
 }
@@ -58,19 +64,23 @@ func (c *simpleCmd) Name() string {
 
 // child makes a command run by c (a wrapper's payload) in the same context.
 func (c *simpleCmd) child(args []arg) *simpleCmd {
-	return &simpleCmd{Args: args, Func: c.Func, Piped: c.Piped, Background: c.Background, StdinNet: c.StdinNet,
-		StdinUnknown: c.StdinUnknown, StdinInside: c.StdinInside, Cwd: c.Cwd}
+	return &simpleCmd{Args: args, Func: c.Func, Piped: c.Piped, Background: c.Background, LoopBackground: c.LoopBackground, StdinNet: c.StdinNet,
+		StdinUnknown: c.StdinUnknown, StdinInside: c.StdinInside, StdinOutside: c.StdinOutside, Cwd: c.Cwd}
 }
 
 // cmdCtx is what a statement inherits from the statements around it.
 type cmdCtx struct {
 	fn        string
 	piped, bg bool
-	stdinNet  bool
+	// endless is set inside the body of a loop that never ends; loopBg once a statement
+	// there runs in the background.
+	endless, loopBg bool
+	stdinNet        bool
 	// stdinScript is text piped in by echo or printf, which a shell would run.
 	stdinScript *arg
-	// stdinUnknown and stdinInside: see simpleCmd.
+	// stdinUnknown, stdinInside and stdinOutside: see simpleCmd.
 	stdinUnknown, stdinInside bool
+	stdinOutside              string
 }
 
 // walker collects every simple command of a line, re-parsing strings that a shell will
@@ -88,6 +98,8 @@ type walker struct {
 	// being expanded (an alias may use its own name: alias ls='ls -F').
 	aliases   map[string]string
 	expanding map[string]bool
+	// downloaded are the files downloads wrote so far (curl -o a.sh URL), by absolute path.
+	downloaded map[string]bool
 }
 
 // maxDepth bounds nested re-parsing (bash -c "bash -c '...'").
@@ -138,6 +150,7 @@ func (w *walker) stmts(ss []*syntax.Stmt, sc *scope, cx cmdCtx) {
 
 func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 	cx.bg = cx.bg || s.Background || s.Coprocess || s.Disown
+	cx.loopBg = cx.loopBg || cx.endless && (s.Background || s.Coprocess)
 	redirs := w.redirs(s.Redirs, sc)
 	if ce, ok := s.Cmd.(*syntax.CallExpr); ok {
 		w.call(ce, redirs, sc, cx)
@@ -167,7 +180,9 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 		}
 	case *syntax.WhileClause:
 		w.stmts(cmd.Cond, sc, cx)
-		w.stmts(cmd.Do, sc, cx)
+		body := cx
+		body.endless = body.endless || endless(cmd)
+		w.stmts(cmd.Do, sc, body)
 	case *syntax.ForClause:
 		if it, ok := cmd.Loop.(*syntax.WordIter); ok {
 			for _, wd := range it.Items {
@@ -180,7 +195,11 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 		} else {
 			w.nested(cmd.Loop, sc)
 		}
-		w.stmts(cmd.Do, sc, cx)
+		body := cx
+		if c, ok := cmd.Loop.(*syntax.CStyleLoop); ok && c.Cond == nil {
+			body.endless = true // for ((;;))
+		}
+		w.stmts(cmd.Do, sc, body)
 	case *syntax.CaseClause:
 		w.words(cmd.Word, sc)
 		for _, item := range cmd.Items {
@@ -222,6 +241,25 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 	}
 }
 
+// endless reports whether a while or until loop never ends by its condition: while
+// true, while :, until false.
+func endless(c *syntax.WhileClause) bool {
+	if len(c.Cond) != 1 {
+		return false
+	}
+	ce, ok := c.Cond[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) != 1 || c.Cond[0].Negated {
+		return false
+	}
+	switch ce.Args[0].Lit() {
+	case "true", ":":
+		return !c.Until
+	case "false":
+		return c.Until
+	}
+	return false
+}
+
 // pipeline walks the stages of a | b | c left to right, telling each stage whether an
 // earlier one downloads something or echoes a script.
 func (w *walker) pipeline(s *syntax.Stmt, sc *scope, cx cmdCtx) {
@@ -238,7 +276,7 @@ func (w *walker) pipeline(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 	flatten(s)
 	net := cx.stdinNet
 	script := cx.stdinScript
-	inside := false
+	inside, outside := false, ""
 	for i, st := range stages {
 		scx := cx
 		scx.piped = true
@@ -248,6 +286,7 @@ func (w *walker) pipeline(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 			scx.stdinScript = script
 			scx.stdinUnknown = script == nil || script.Unknown
 			scx.stdinInside = inside
+			scx.stdinOutside = outside
 		}
 		n := len(w.cmds)
 		// Each stage runs in its own subshell: a cd there does not last.
@@ -256,6 +295,7 @@ func (w *walker) pipeline(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 		net = net || fetches(added)
 		script = echoed(st, added)
 		inside = w.listsInside(added)
+		outside = w.listsOutside(added)
 	}
 }
 
@@ -363,8 +403,8 @@ func (w *walker) call(ce *syntax.CallExpr, redirs []redir, sc *scope, cx cmdCtx)
 		}
 		return
 	}
-	cmd := &simpleCmd{Args: args, Redirs: redirs, Func: cx.fn, Piped: cx.piped, Background: cx.bg, StdinNet: cx.stdinNet,
-		StdinUnknown: cx.stdinUnknown, StdinInside: cx.stdinInside, Cwd: sc.cwd}
+	cmd := &simpleCmd{Args: args, Redirs: redirs, Func: cx.fn, Piped: cx.piped, Background: cx.bg, LoopBackground: cx.loopBg, StdinNet: cx.stdinNet,
+		StdinUnknown: cx.stdinUnknown, StdinInside: cx.stdinInside, StdinOutside: cx.stdinOutside, Cwd: sc.cwd}
 	w.emit(cmd, sc, cx)
 }
 
@@ -386,6 +426,16 @@ func (w *walker) assign(as *syntax.Assign, sc *scope) (arg, bool) {
 
 func (w *walker) decl(d *syntax.DeclClause, sc *scope, cx cmdCtx) {
 	args := []arg{{Value: d.Variant.Value}}
+	// declare -n makes a name reference: its value names another variable, whose value
+	// (x=/ later) the checker does not follow, so the reference is unknown.
+	nameref := false
+	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if lit := as.Value.Lit(); strings.HasPrefix(lit, "-") && strings.Contains(lit, "n") {
+				nameref = true
+			}
+		}
+	}
 	for _, as := range d.Args {
 		if as.Naked {
 			if as.Name != nil {
@@ -399,6 +449,7 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope, cx cmdCtx) {
 		if as.Name == nil {
 			continue
 		}
+		known = known && !nameref
 		sc.set(as.Name.Value, val, known)
 		args = append(args, arg{Value: as.Name.Value + "=" + val.Value, Unknown: !known, Fetch: val.Fetch})
 	}

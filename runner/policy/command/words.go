@@ -228,6 +228,10 @@ func (w *walker) part(part syntax.WordPart, sc *scope, cur *arg, first, quoted b
 			cur.Fetch = true
 		}
 		unknown("$" + name)
+		if allElements(p) {
+			// "${a[@]}" and "$@" are several words even quoted: any command line.
+			cur.Split = true
+		}
 	case *syntax.CmdSubst:
 		if w.substitution(p.Stmts, sc) {
 			cur.Fetch = true
@@ -247,6 +251,19 @@ func (w *walker) part(part syntax.WordPart, sc *scope, cur *arg, first, quoted b
 		w.nested(p, sc)
 		unknown("?")
 	}
+}
+
+// allElements reports whether p expands to every element of an array or every
+// positional parameter (${a[@]}, ${a[*]}, $@, $*), several words even inside quotes.
+func allElements(p *syntax.ParamExp) bool {
+	if p.Param != nil && (p.Param.Value == "@" || p.Param.Value == "*") {
+		return true
+	}
+	if idx, ok := p.Index.(*syntax.Word); ok {
+		lit := idx.Lit()
+		return lit == "@" || lit == "*"
+	}
+	return false
 }
 
 // param returns a variable's value when the script itself set it to a literal (or it is

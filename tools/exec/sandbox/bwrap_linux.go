@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/exec/sandbox/internal/confine"
 )
 
 // bwrapSandbox runs commands under bubblewrap. No helper sits between: bwrap holds the
@@ -28,6 +29,10 @@ import (
 type bwrapSandbox struct {
 	*launcher
 	bwrap string
+	// filter is the seccomp program bwrap installs before it executes the command
+	// (confine.Seccomp.Kernel: io_uring, keyrings, namespaces, ...), nil on an
+	// architecture without one. The network needs no filter: bwrap unshares it.
+	filter []byte
 	// pending maps each wrapped *exec.Cmd to its admission, for Release.
 	pending sync.Map
 }
@@ -49,6 +54,7 @@ type admission struct {
 	blockR, blockW *os.File
 	errOut         *os.File // a copy of the command's stderr, for confinement failures
 	argsFile       *os.File // bwrap's arguments (--args)
+	seccompFile    *os.File // the seccomp filter (--seccomp), nil without one
 	limits         tools.Limits
 	cgroups        *commandCgroups // nil without cgroups
 	// pidfd is the sandbox's first process (its PID 1), set once admitted: a pidfd, so a
@@ -77,6 +83,16 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	}
 	infoFD := 3 + len(cmd.ExtraFiles)
 	args := append([]string{"--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(infoFD + 1)}, b.args(cmd, ws)...)
+	if b.filter != nil {
+		// Read by bwrap to the end, so one of its own per command.
+		if a.seccompFile, err = memfd("runner-bwrap-seccomp", b.filter); err != nil {
+			a.close()
+			_ = a.errOut.Close()
+			a.cgroups.release()
+			return err
+		}
+		args = append(args, "--seccomp", strconv.Itoa(infoFD+3))
+	}
 	// The arguments, the command's environment among them, go through a memfd: bwrap's
 	// command line is readable by every process on the host, its environment is not.
 	if a.argsFile, err = memfd("runner-bwrap-args", []byte(strings.Join(args, "\x00")+"\x00")); err != nil {
@@ -86,6 +102,9 @@ func (b *bwrapSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 		return err
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, a.infoW, a.blockR, a.argsFile)
+	if a.seccompFile != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, a.seccompFile)
+	}
 	// bwrap 0.8 takes only options from --args, and has no --argv0: the program's path is
 	// its argv[0].
 	command := append([]string{"bwrap", "--args", strconv.Itoa(infoFD + 2), "--", cmd.Path}, cmd.Args[1:]...)
@@ -210,7 +229,7 @@ func parseChildPid(b []byte) (int, bool) {
 
 // close releases the admission's descriptors (closing one twice is harmless).
 func (a *admission) close() {
-	for _, f := range []*os.File{a.infoR, a.infoW, a.blockR, a.blockW, a.argsFile} {
+	for _, f := range []*os.File{a.infoR, a.infoW, a.blockR, a.blockW, a.argsFile, a.seccompFile} {
 		if f != nil {
 			_ = f.Close()
 		}
@@ -283,7 +302,16 @@ func (b *bwrapSandbox) args(cmd *exec.Cmd, ws *tools.Workspace) []string {
 		args = append(args, "--unshare-net")
 	}
 	if ws.CacheDir != "" && !within(ws.CacheDir, ws.Dir()) {
-		args = append(args, "--bind", ws.CacheDir, ws.CacheDir)
+		// The shared cache read-only (a setup command's aside), the workspace's layer
+		// over it writable: see tools.Workspace.CacheHome.
+		if ws.CacheWritable {
+			args = append(args, "--bind", ws.CacheDir, ws.CacheDir)
+		} else {
+			args = append(args, "--ro-bind", ws.CacheDir, ws.CacheDir)
+			if home, err := ws.CacheHome(); err == nil && home != "" {
+				args = append(args, "--bind", home, home)
+			}
+		}
 	}
 	for _, dir := range ws.ReadOnly {
 		args = append(args, "--ro-bind", dir, dir)
@@ -361,7 +389,7 @@ func probeBwrap(ctx context.Context) (tools.CommandWrapper, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("bwrap is not installed (Debian and Ubuntu package: bubblewrap): %w", err)
 	}
-	b := &bwrapSandbox{launcher: newLauncher(), bwrap: path}
+	b := &bwrapSandbox{launcher: newLauncher(), bwrap: path, filter: confine.FilterProgram(confine.Seccomp{Kernel: true})}
 	if err := selfTest(ctx, b, " (user namespaces may be blocked here, as on Ubuntu 24.04 with AppArmor)"); err != nil {
 		return nil, "", err
 	}

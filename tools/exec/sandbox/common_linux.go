@@ -35,6 +35,10 @@ func newLauncher() *launcher {
 	return l
 }
 
+// ProtectsCache is true: both sandboxes show the shared build cache read-only and the
+// workspace's layer over it writable (see tools.Workspace.CacheHome).
+func (l *launcher) ProtectsCache() bool { return true }
+
 // describeLimits says which limits apply, for Probe's reason.
 func (l *launcher) describeLimits() string {
 	d := DefaultLimits

@@ -339,9 +339,10 @@ func TestCommandsHaveNoCapabilities(t *testing.T) {
 	}
 }
 
-// The run's shared cache stays writable inside every sandbox, and persists between
-// commands, while the rest of the home stays private.
-func TestSharedCacheDirIsWritable(t *testing.T) {
+// The run's shared cache is visible, read-only, inside every sandbox, even inside the home
+// that bwrap masks; the workspace's layer over it is writable and lasts between commands;
+// a setup command (CacheWritable) writes the cache itself.
+func TestSharedCacheDirUnderAWritableLayer(t *testing.T) {
 	for _, sb := range sandboxes(t) {
 		t.Run(sb.name, func(t *testing.T) {
 			home, err := os.UserHomeDir()
@@ -352,14 +353,23 @@ func TestSharedCacheDirIsWritable(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(cache) })
 			ws := workspace(t, sb.wrapper)
 			ws.CacheDir = cache
-			res := run(t, ws, `echo warm > "$XDG_CACHE_HOME/entry" && echo "$XDG_CACHE_HOME"`, 5)
+			setup := ws.View()
+			setup.CacheWritable = true
+			res := run(t, setup, `echo warm > "$XDG_CACHE_HOME/entry" && echo "$XDG_CACHE_HOME"`, 5)
 			assert.Assert(t, res.Success, res.Output)
 			assert.Check(t, is.Contains(res.Output, cache))
 			b, err := os.ReadFile(filepath.Join(cache, "entry"))
 			assert.NilError(t, err)
 			assert.Equal(t, string(b), "warm\n")
-			res = run(t, ws, `cat "$XDG_CACHE_HOME/entry"`, 5)
+
+			res = run(t, ws, `cat "$XDG_CACHE_HOME/entry"; echo mine > "$XDG_CACHE_HOME/new" && echo wrote; touch `+cache+`/direct || echo refused`, 5)
 			assert.Check(t, is.Contains(res.Output, "warm"))
+			assert.Check(t, is.Contains(res.Output, "wrote"))
+			assert.Check(t, is.Contains(res.Output, "refused"))
+			res = run(t, ws, `cat "$XDG_CACHE_HOME/new"`, 5)
+			assert.Check(t, is.Contains(res.Output, "mine"), "the layer lasts between commands")
+			_, err = os.Stat(filepath.Join(cache, "new"))
+			assert.Check(t, os.IsNotExist(err))
 		})
 	}
 }

@@ -16,3 +16,10 @@ const HelperArg = confine.Arg
 // implements it, before the runner's other packages spend milliseconds initialising; this
 // call keeps the hand-over explicit and works even if that changes.
 func RunHelperIfRequested() { confine.RunIfRequested() }
+
+// SealInheritedDescriptors marks every descriptor above stderr close-on-exec, so that no
+// command, tool, server or container CLI the runner starts inherits what the runner itself
+// inherited (a secret file, a CI log, make's jobserver: `runner run 7<secret 8>>log`).
+// The CLI's main calls it right after RunHelperIfRequested; the helper seals its own
+// again above the descriptors it hands on.
+func SealInheritedDescriptors() error { return sealDescriptors(3) }

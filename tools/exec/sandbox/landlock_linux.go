@@ -24,8 +24,9 @@ func (l *landlockSandbox) Name() string { return ModeLandlock }
 
 // Wrap gives the command a private temp directory (TMPDIR, XDG_CACHE_HOME unless the run
 // shares one, and HOME below it), empty, and has the helper confine it: read access to the
-// view and to the regular files the runner hands over (cmd.ExtraFiles, such as run_code's
-// script), writes in the workspace, the temp directory and the shared cache.
+// view, the shared cache and the regular files the runner hands over (cmd.ExtraFiles, such
+// as run_code's script), writes in the workspace, the temp directory and the workspace's
+// layer over the shared cache.
 func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	tmp, temps, err := l.privateTemp(ws)
 	if err != nil {
@@ -51,6 +52,9 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 		}
 	}
 	read = append(read, ws.ReadOnly...) // e.g. an MCP server's own directory
+	if ws.CacheDir != "" {
+		read = append(read, ws.CacheDir) // what the layer's links lead to
+	}
 	if ws.Network {
 		if rc := resolvConf(); rc != "" {
 			read = append(read, rc)
@@ -64,7 +68,7 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 			Write:   writable(ws, tmp),
 			Network: ws.Network,
 		},
-		Seccomp: confine.Seccomp{Sockets: !ws.Network && l.seccomp, Metadata: l.seccomp},
+		Seccomp: confine.Seccomp{Sockets: !ws.Network && l.seccomp, Metadata: l.seccomp, Kernel: l.seccomp},
 	}
 	target := append([]string{cmd.Path}, cmd.Args...)
 	if err := l.wrapHelper(cmd, ws, cfg, target, temps); err != nil {
@@ -127,11 +131,16 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 }
 
 // writable lists what a Landlock-confined command may write: its workspace, its private
-// temp dir, and the run's shared cache when there is one.
+// temp dir, and its layer over the run's shared cache (the cache itself only for a setup
+// command: see tools.Workspace.CacheHome).
 func writable(ws *tools.Workspace, tmp string) []string {
 	dirs := []string{ws.Dir(), tmp}
 	if ws.CacheDir != "" {
-		dirs = append(dirs, ws.CacheDir)
+		if ws.CacheWritable {
+			dirs = append(dirs, ws.CacheDir)
+		} else if home, err := ws.CacheHome(); err == nil && home != "" {
+			dirs = append(dirs, home)
+		}
 	}
 	return dirs
 }

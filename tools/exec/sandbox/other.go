@@ -15,4 +15,5 @@ func probeBwrap(context.Context) (tools.CommandWrapper, string, error) { return 
 func probeLandlock(context.Context) (tools.CommandWrapper, string, error) {
 	return nil, "", errNotLinux
 }
-func runHelper([]string) error { return errNotLinux }
+func runHelper([]string) error  { return errNotLinux }
+func sealDescriptors(int) error { return nil }

@@ -80,6 +80,12 @@ type Seccomp struct {
 	// Metadata denies setting extended attributes and set-user/group-ID mode bits: Landlock
 	// lets a process change the metadata of any file it owns, which as root is every file.
 	Metadata bool `json:"metadata,omitempty"`
+	// Kernel denies the kernel interfaces that ordinary builds and tests never use and that
+	// reach past the other rules (see KernelDenied): io_uring, whose IORING_OP_SOCKET makes
+	// sockets without socket(2); the keyrings, which commands would otherwise share with
+	// the runner's session; new namespaces; mounts; eBPF, perf, userfaultfd; modules,
+	// kexec, the clock, swap, reboot. Adapted from Docker's default seccomp profile.
+	Kernel bool `json:"kernel,omitempty"`
 }
 
 func init() {

@@ -15,7 +15,8 @@ import (
 )
 
 // run is the helper's work: read the config, join the cgroup, apply Landlock, set the
-// limits, drop capabilities, install the seccomp filter, exec. The order matters: Landlock would forbid writing cgroup.procs, and
+// limits, drop capabilities, close inherited descriptors, join an empty session keyring,
+// install the seccomp filter, exec. The order matters: Landlock would forbid writing cgroup.procs, and
 // neither the limits nor the lost capabilities may hinder the steps before.
 //
 // Landlock is applied to this thread only, which then executes the command: execve keeps
@@ -55,13 +56,22 @@ func run(args []string) error {
 	// memory_mb the write's allocations failed, a fatal runtime error that killed the
 	// command. What runs after is covered by this package's own tests.
 	flushCoverage()
+	prog := filter(cfg.Seccomp) // allocates: before the memory limit
 	if err := ApplyLimits(0, cfg.Limits); err != nil {
 		return err
 	}
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	if err := installSeccomp(cfg.Seccomp); err != nil {
+	// The config's descriptor comes last, after the ones handed on on purpose (ExtraFiles):
+	// whatever lies above was inherited by the runner and must not reach the command.
+	if fd, err := strconv.Atoi(args[0]); err == nil {
+		if err := SealDescriptors(fd + 1); err != nil {
+			return fmt.Errorf("seal inherited descriptors: %w", err)
+		}
+	}
+	joinEmptyKeyring()
+	if err := installFilter(cfg.Seccomp, prog); err != nil {
 		return err
 	}
 	if err := syscall.Exec(path, argv, cfg.Env); err != nil {

@@ -20,3 +20,6 @@ var (
 		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR}
 	chmodCalls = []chmodCall{{unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}}
 )
+
+// archKernelCalls: arm64 has none of amd64's extra calls.
+var archKernelCalls []uint32

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -55,6 +56,9 @@ func filter(s Seccomp) []unix.SockFilter {
 		// x32 calls reuse the kernel's implementations under other numbers.
 		prog = append(prog, unix.SockFilter{Code: jge, Jt: 0, Jf: 1, K: x32Bit}, unix.SockFilter{Code: ret, K: errno(unix.EPERM)})
 	}
+	if s.Kernel {
+		prog = append(prog, kernelRules()...)
+	}
 	if s.Metadata {
 		for _, nr := range append(xattrCalls, sysSetxattrat, sysRemovexattrat) {
 			// ENOTSUP, as on a file system without extended attributes: cp -a and tar go on.
@@ -93,10 +97,31 @@ func filter(s Seccomp) []unix.SockFilter {
 	return append(prog, unix.SockFilter{Code: ret, K: allow})
 }
 
+// FilterProgram returns the filter for s as the raw sock_filter array that bwrap's
+// --seccomp reads (each instruction 8 bytes in the machine's order), or nil when this
+// architecture has none.
+func FilterProgram(s Seccomp) []byte {
+	if auditArch == 0 {
+		return nil
+	}
+	prog := filter(s)
+	b := make([]byte, 0, 8*len(prog))
+	for _, f := range prog {
+		b = binary.NativeEndian.AppendUint16(b, f.Code)
+		b = append(b, f.Jt, f.Jf)
+		b = binary.NativeEndian.AppendUint32(b, f.K)
+	}
+	return b
+}
+
 // installSeccomp applies the filter for s to the calling thread (no_new_privs must be set),
 // which hands it on to the program it executes.
-func installSeccomp(s Seccomp) error {
-	if !s.Sockets && !s.Metadata {
+func installSeccomp(s Seccomp) error { return installFilter(s, filter(s)) }
+
+// installFilter is installSeccomp with the program already assembled: the helper builds it
+// before it lowers its memory limit, under which the allocation failed fatally.
+func installFilter(s Seccomp, prog []unix.SockFilter) error {
+	if !s.Sockets && !s.Metadata && !s.Kernel {
 		return nil
 	}
 	if auditArch == 0 {
@@ -105,7 +130,6 @@ func installSeccomp(s Seccomp) error {
 	if err := prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
 	}
-	prog := filter(s)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return fmt.Errorf("install seccomp filter: %w", err)

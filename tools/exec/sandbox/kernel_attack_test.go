@@ -1,0 +1,132 @@
+//go:build linux
+
+package sandbox
+
+// Attacks from issue 16 B, each run in every sandbox that works here, with --sandbox none
+// as the control that shows the attack works unconfined.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// kernelAttack builds testdata/kernel_attack.c into dir, or skips without gcc.
+func kernelAttack(t *testing.T, dir string) string {
+	t.Helper()
+	gcc, err := osexec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc is not installed: cannot build the attack program")
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "kernel_attack.c"))
+	assert.NilError(t, err)
+	bin := filepath.Join(dir, "kernel_attack")
+	out, err := osexec.Command(gcc, "-O", "-o", bin, src).CombinedOutput()
+	assert.NilError(t, err, string(out))
+	return bin
+}
+
+// io_uring's IORING_OP_SOCKET makes a socket without socket(2), which the Landlock
+// helper's seccomp rule on sockets never sees: a UDP datagram reached the host's loopback
+// with network: false.
+func TestIOUringSocketCannotReachTheHost(t *testing.T) {
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	assert.NilError(t, err)
+	defer udp.Close()
+	got := make(chan struct{}, 16)
+	go func() {
+		buf := make([]byte, 16)
+		for {
+			if _, _, err := udp.ReadFrom(buf); err != nil {
+				return
+			}
+			got <- struct{}{}
+		}
+	}()
+	port := udp.LocalAddr().(*net.UDPAddr).Port
+	for _, sb := range append(sandboxes(t), confined{name: ModeNone, wrapper: None()}) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			kernelAttack(t, ws.Dir())
+			res := run(t, ws, fmt.Sprintf("./kernel_attack uring %d", port), 10)
+			reached := false
+			select {
+			case <-got:
+				reached = true
+			case <-time.After(200 * time.Millisecond):
+			}
+			if sb.name == ModeNone {
+				if strings.Contains(res.Output, "io_uring_setup") {
+					t.Skipf("io_uring is off on this machine: %s", res.Output)
+				}
+				assert.Check(t, reached && strings.Contains(res.Output, "SENT"), "the control: %s", res.Output)
+				return
+			}
+			assert.Check(t, !reached, "a datagram reached the host through io_uring: %s", res.Output)
+			assert.Check(t, !strings.Contains(res.Output, "SENT"), res.Output)
+		})
+	}
+}
+
+// Commands stayed in the runner's session keyring, where a CI step may have put a token:
+// the agent read it with keyctl.
+func TestSessionKeyringIsOutOfReach(t *testing.T) {
+	m := marker()
+	secret := "keyring-secret-" + m
+	id, err := unix.AddKey("user", "runner-test-"+m, []byte(secret), unix.KEY_SPEC_SESSION_KEYRING)
+	if err != nil {
+		t.Skipf("cannot add a key to the session keyring here: %v", err)
+	}
+	t.Cleanup(func() { _, _ = unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0) })
+	// Readable by the user, not only its possessor: Go may fork the command from a thread
+	// other than the one whose session keyring holds the key, and a CI's keys may be so.
+	const possessorAll, userViewRead = 0x3f000000, 0x00030000
+	_, err = unix.KeyctlInt(unix.KEYCTL_SETPERM, id, possessorAll|userViewRead, 0, 0)
+	assert.NilError(t, err)
+	for _, sb := range append(sandboxes(t), confined{name: ModeNone, wrapper: None()}) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			kernelAttack(t, ws.Dir())
+			res := run(t, ws, fmt.Sprintf("./kernel_attack key %d; grep -c runner-test-%s /proc/keys", id, m), 10)
+			if sb.name == ModeNone {
+				assert.Check(t, is.Contains(res.Output, "KEY:"+secret), "the control: %s", res.Output)
+				return
+			}
+			assert.Check(t, !strings.Contains(res.Output, secret), res.Output)
+			assert.Check(t, is.Contains(res.Output, "keyctl: Operation not permitted"))
+		})
+	}
+}
+
+// A user namespace gives a command capabilities over its own mounts and network, and the
+// kernel's rarely used code behind them: Docker's default profile denies it, and so do
+// the sandboxes. Ordinary work (threads, fork, a Go program) goes on.
+func TestNewNamespacesAreDenied(t *testing.T) {
+	for _, sb := range append(sandboxes(t), confined{name: ModeNone, wrapper: None()}) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			kernelAttack(t, ws.Dir())
+			res := run(t, ws, "./kernel_attack ns; (sleep 0.1 & wait) && echo forked; python3 -c 'import threading; t = threading.Thread(target=print, args=(\"threaded\",)); t.start(); t.join()'", 10)
+			assert.Check(t, is.Contains(res.Output, "forked"), res.Output)
+			if _, err := osexec.LookPath("python3"); err == nil {
+				assert.Check(t, is.Contains(res.Output, "threaded"), res.Output)
+			}
+			if sb.name == ModeNone {
+				if os.Geteuid() == 0 {
+					assert.Check(t, is.Contains(res.Output, "NEWNS"), "the control: %s", res.Output)
+				}
+				return
+			}
+			assert.Check(t, is.Contains(res.Output, "unshare: Operation not permitted"), res.Output)
+		})
+	}
+}
