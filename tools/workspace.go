@@ -37,6 +37,10 @@ type Workspace struct {
 	// (an MCP server's task directory): bwrap binds each read-only over its private /tmp
 	// and home; Landlock and none let commands read them anyway.
 	ReadOnly []string
+	// Writable are directories outside the workspace that commands may write: a fresh
+	// results directory runner made for one verification command (bwrap binds each
+	// read-write; Landlock grants writes).
+	Writable []string
 	// Mount, when set, is the absolute path the workspace has inside a task's container
 	// (its workdir, /app): absolute paths under it name workspace paths, so /app/a.txt
 	// is a.txt.
@@ -130,6 +134,7 @@ func (w *Workspace) View(readOnly ...string) *Workspace {
 		dir: w.dir, orig: w.orig, root: w.root, parent: owner,
 		Env: w.Env, Network: w.Network, Limits: w.Limits, Sandbox: w.Sandbox, CacheDir: w.CacheDir, Mount: w.Mount,
 		ReadOnly: append(append([]string(nil), w.ReadOnly...), readOnly...),
+		Writable: append([]string(nil), w.Writable...),
 	}
 }
 

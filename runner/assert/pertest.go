@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -27,6 +28,71 @@ const maxResultFile = 16 << 20
 type RemoteFiles interface {
 	ReadFile(ctx context.Context, name string, max int64) ([]byte, error)
 	RemoveFile(ctx context.Context, name string) error
+	// TempDir makes a new directory with a name drawn now, which any user may write.
+	TempDir(ctx context.Context) (string, error)
+}
+
+// ResultsDirEnv is the variable that names a check's results directory: a command with
+// junit: writes its report there.
+const ResultsDirEnv = "RESULTS_DIR"
+
+// resultsDir is a directory made afresh for one command check's reports, outside the
+// workspace: on the host a new temp dir (which the sandbox hides from the agent's
+// commands, and whose name did not exist while the agent ran), inside an environment's
+// container a new directory under /tmp. Nothing the agent left behind can be in it.
+type resultsDir struct {
+	dir  string
+	host bool
+	rf   RemoteFiles
+}
+
+func newResultsDir(ctx context.Context, run *Run) (*resultsDir, error) {
+	if rf, ok := run.Wrap.(RemoteFiles); ok {
+		dir, err := rf.TempDir(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &resultsDir{dir: dir, rf: rf}, nil
+	}
+	dir, err := os.MkdirTemp("", "runner-results-")
+	if err != nil {
+		return nil, err
+	}
+	// The sandbox may run the command as another user (bwrap's, a task's): let it write.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return &resultsDir{dir: dir, host: true}, nil
+}
+
+// read reads a report the command wrote, capped; on the host through an os.Root, so a
+// link the command left cannot lead to a host file.
+func (r *resultsDir) read(ctx context.Context, name string) ([]byte, error) {
+	if !r.host {
+		return r.rf.ReadFile(ctx, path.Join(r.dir, name), maxResultFile)
+	}
+	root, err := os.OpenRoot(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(path.Clean(name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxResultFile))
+}
+
+func (r *resultsDir) remove() {
+	if r.host {
+		_ = os.RemoveAll(r.dir)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = r.rf.RemoveFile(ctx, r.dir)
 }
 
 // testsChecker is a Checker that also reports per-test results.
@@ -156,8 +222,22 @@ var pytestStatus = map[string]result.TestStatus{
 // test summary info" section (or of the whole output, when that header is missing), such
 // as "PASSED tests/test_outputs.py::test_hello" and "FAILED tests/t.py::test_x - assert 1 == 2".
 func ParsePytest(out string) []result.Test {
-	if i := strings.LastIndex(out, "short test summary info"); i >= 0 {
-		out = out[i:]
+	tests, _ := parsePytestCounted(out)
+	return tests
+}
+
+// pytestSummaryHeader is the line that opens pytest's short test summary (matched loosely:
+// a forgery need not draw the rule of = around it).
+var pytestSummaryHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^.*short test summary info.*$`)
+})
+
+// parsePytestCounted is ParsePytest, and the number of summary headers it saw: more than
+// one means something other than pytest printed one (pytest prints it once per run).
+func parsePytestCounted(out string) ([]result.Test, int) {
+	headers := pytestSummaryHeader().FindAllStringIndex(out, -1)
+	if len(headers) > 0 {
+		out = out[headers[len(headers)-1][0]:]
 	}
 	var tests []result.Test
 	sc := bufio.NewScanner(strings.NewReader(out))
@@ -182,7 +262,7 @@ func ParsePytest(out string) []result.Test {
 		}
 		tests = append(tests, t)
 	}
-	return tests
+	return tests, len(headers)
 }
 
 func skippedName(rest string) (name, reason string) {

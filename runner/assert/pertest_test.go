@@ -78,17 +78,21 @@ func TestCommandPerTestResults(t *testing.T) {
 		msg   string
 		tests int
 	}{
-		{name: "pytest all pass, exit code ignored", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\nPASSED t.py::b\n`) + "; exit 1", Format: "pytest"},
+		{name: "pytest all pass", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\nPASSED t.py::b\n`), Format: "pytest"},
 			pass: true, msg: "2 of 2 tests passed", tests: 2},
 		{name: "pytest one fails", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\nFAILED t.py::b - no\n`), Format: "pytest"},
 			msg: "1 of 2 tests passed; failed: b", tests: 2},
-		{name: "exit code when written", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\n`) + "; exit 1", Format: "pytest", ExitCodeSet: true},
-			msg: "ended with exit code 1, want 0", tests: 1},
+		{name: "a non-zero exit fails whatever the summary says", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\n`) + "; exit 1", Format: "pytest"},
+			msg: "ended with exit code 1, want 0, whatever its report says", tests: 1},
 		{name: "no tests", spec: task.CommandCheck{Run: "echo nothing", Format: "pytest"}, msg: "reported no tests"},
-		{name: "junit written", spec: task.CommandCheck{Run: "mkdir -p r && cat > r/j.xml <<'EOF'\n" + junitXML + "\nEOF", JUnit: "r/j.xml"},
+		{name: "junit written", spec: task.CommandCheck{Run: "cat > \"$RESULTS_DIR/j.xml\" <<'EOF'\n" + junitXML + "\nEOF", JUnit: "j.xml"},
 			msg: "1 of 3 tests passed (1 skipped); failed: test_b, test_d", tests: 4},
-		{name: "junit planted by the agent is removed first", spec: task.CommandCheck{Run: "true", JUnit: "planted.xml"},
-			msg: "wrote no readable JUnit file planted.xml"},
+		{name: "junit all passed but exit 1", spec: task.CommandCheck{Run: `echo '<testsuite><testcase name="ok"/></testsuite>' > "$RESULTS_DIR/j.xml"; exit 1`, JUnit: "j.xml"},
+			msg: "ended with exit code 1, want 0", tests: 1},
+		{name: "junit planted by the agent in the workspace is not read", spec: task.CommandCheck{Run: "true", JUnit: "planted.xml"},
+			msg: "wrote no readable JUnit file $RESULTS_DIR/planted.xml"},
+		{name: "junit left as a link to a host file is not followed", spec: task.CommandCheck{Run: `ln -s /etc/passwd "$RESULTS_DIR/j.xml"`, JUnit: "j.xml"},
+			msg: "wrote no readable JUnit file $RESULTS_DIR/j.xml"},
 	}
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "planted.xml"), []byte(`<testsuite><testcase name="ok"/></testsuite>`), 0o644))
 	for _, tc := range tests {
@@ -138,3 +142,26 @@ func TestScore(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestForgedPytestSummaryAfterTheRealOne performs the second review's attack: an atexit
+// hook in the agent's module prints a summary of its own (all PASSED) after pytest's real
+// one. With the real exit code (1) the exit code fails it; with the hook also forcing exit
+// 0 (os._exit), the second summary gives it away. Either way a failure, never a pass.
+func TestForgedPytestSummaryAfterTheRealOne(t *testing.T) {
+	real := "printf '%s\\n' '============ short test summary info ============' " +
+		"'FAILED tests/test_x.py::test_answer - assert 41 == 42' '============ 1 failed in 0.01s ============'"
+	forged := "; printf '%s\\n' '============ short test summary info ============' " +
+		"'PASSED tests/test_x.py::test_answer' '============ 1 passed in 0.01s ============'"
+	for _, tc := range []struct{ name, exit, want string }{
+		{"real exit code", "; exit 1", "exited 1 and its output holds 2 pytest summaries"},
+		{"exit code forced to 0", "; exit 0", "holds 2 pytest summaries"},
+		{"bare forged header", "; printf 'short test summary info\\nPASSED tests/test_x.py::test_answer\\n'; exit 0", "holds 3 pytest summaries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := task.CommandCheck{Run: real + forged + tc.exit, Format: "pytest"}
+			got := Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: spec}, &Run{Workspace: t.TempDir()})
+			assert.Assert(t, !got.Passed, got.Message)
+			assert.Assert(t, contains(got.Message, tc.want), got.Message)
+		})
+	}
+}

@@ -34,13 +34,13 @@ verify:
       [ -f /app/hello.txt ] || { echo "no hello.txt"; exit 1; }
       mkdir -p /logs
       if grep -q world /app/hello.txt; then r=passed; n=1; else r=failed; n=0; fi
-      cat > /logs/junit.xml <<XML
+      cat > "$RESULTS_DIR/junit.xml" <<XML
       <testsuite><testcase classname="tests" name="test_exists"/>
       <testcase classname="tests" name="test_content">$( [ $r = failed ] && echo '<failure message="no world"/>' )</testcase></testsuite>
       XML
       echo $n > /logs/reward.txt
 assert:
-  - command: {run: sh /tests/test.sh, junit: /logs/junit.xml}
+  - command: {run: sh /tests/test.sh, junit: junit.xml}
 score: {file: /logs/reward.txt}
 %s`, containertest.DockerfilePath(t), extra)
 }

@@ -197,10 +197,11 @@ type CommandCheck struct {
 	ExitCode       int           `json:"exit_code"`
 	StdoutContains string        `json:"stdout_contains,omitempty"`
 	Timeout        time.Duration `json:"timeout,omitempty"`
-	// JUnit names a JUnit XML file the command writes (a workspace path, or an absolute
-	// path inside the environment); Format "pytest" parses pytest -rA output on stdout.
+	// JUnit names the JUnit XML file the command writes inside $RESULTS_DIR, a directory
+	// runner makes afresh for it; Format "pytest" parses pytest -rA output on stdout.
 	// Either turns each test into a result of its own: the check then passes when every
-	// test passed (and at least one ran), and the exit code counts only if ExitCodeSet.
+	// test passed (and at least one ran) and the command exited 0 (the loader refuses
+	// another exit_code: a report never outweighs the exit code).
 	JUnit  string `json:"junit,omitempty"`
 	Format string `json:"format,omitempty"`
 	// ExitCodeSet records that exit_code was written beside junit or format.

@@ -235,6 +235,23 @@ func (c *Container) ReadFile(ctx context.Context, name string, max int64) ([]byt
 	return []byte(out), nil
 }
 
+// TempDir makes a new directory under /tmp inside the container, as root, with a name
+// mktemp draws now, which any user may write (the task's user runs the tests).
+func (c *Container) TempDir(ctx context.Context) (string, error) {
+	out, err := c.e.command(ctx, nil, "exec", "-u", "0", c.id, "/bin/sh", "-c", `d=$(mktemp -d /tmp/runner-results.XXXXXXXXXX) && chmod 0777 "$d" && echo "$d"`)
+	if err != nil {
+		return "", fmt.Errorf("make a results directory: %w", err)
+	}
+	dir := strings.TrimSpace(out)
+	if i := strings.LastIndexByte(dir, '\n'); i >= 0 {
+		dir = dir[i+1:]
+	}
+	if !strings.HasPrefix(dir, "/tmp/runner-results.") {
+		return "", fmt.Errorf("make a results directory: mktemp printed %q", dir)
+	}
+	return dir, nil
+}
+
 // Remove force-removes the container and everything in it. The workspace on the host
 // stays (it is the runner's to delete).
 func (c *Container) Remove(ctx context.Context) error {

@@ -127,11 +127,12 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 }
 
 // writable lists what a Landlock-confined command may write: its workspace, its private
-// temp dir, and the run's shared cache when there is one.
+// temp dir, the run's shared cache when there is one, and the workspace's Writable (a
+// verification command's results directory).
 func writable(ws *tools.Workspace, tmp string) []string {
 	dirs := []string{ws.Dir(), tmp}
 	if ws.CacheDir != "" {
 		dirs = append(dirs, ws.CacheDir)
 	}
-	return dirs
+	return append(dirs, ws.Writable...)
 }
