@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/agent"
 	"github.com/agentrunner/runner/runner/assert"
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
@@ -457,7 +458,9 @@ func (r *runState) finish() {
 		r.res.Status, r.res.Reason = result.Errored, err.Error()
 	}
 	if b, err := json.MarshalIndent(r.res, "", "  "); err == nil {
-		_ = os.WriteFile(filepath.Join(r.out, "result.json"), append(b, '\n'), 0o644)
+		// Listed with its SHA-256 in the output directory's manifest: merge and resume
+		// read nothing else (see merge.ManifestFile).
+		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, append(b, '\n'))
 	}
 }
 
