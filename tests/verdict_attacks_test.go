@@ -164,3 +164,45 @@ func TestForgedResultInKeptWorkspace(t *testing.T) {
 	kept, _ = filepath.Glob(filepath.Join(wsParent, "*", "result.json"))
 	assert.Equal(t, len(kept), 2, "--rerun-failed must run the scenario again")
 }
+
+// TestImportRefusesHostFiles performs the import attack through the binary: a Harbor
+// task whose instruction.md and solve.sh are symlinks to a host file, and one whose
+// instruction.md is a 1 GiB sparse file. Both are skipped with the file named; nothing of
+// the host file reaches the imported task or the output.
+func TestImportRefusesHostFiles(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	assert.NilError(t, os.WriteFile(secret, []byte("hostsecret\n"), 0o600))
+	for _, name := range []string{"linked", "huge"} {
+		dir := filepath.Join(root, name)
+		assert.NilError(t, os.MkdirAll(filepath.Join(dir, "tests"), 0o755))
+		assert.NilError(t, os.MkdirAll(filepath.Join(dir, "solution"), 0o755))
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, "task.toml"), []byte("[environment]\ndocker_image = \"img\"\n"), 0o644))
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte("true\n"), 0o644))
+	}
+	assert.NilError(t, os.Symlink(secret, filepath.Join(root, "linked", "instruction.md")))
+	assert.NilError(t, os.Symlink(secret, filepath.Join(root, "linked", "solution", "solve.sh")))
+	huge := filepath.Join(root, "huge", "instruction.md")
+	assert.NilError(t, os.WriteFile(huge, nil, 0o644))
+	assert.NilError(t, os.Truncate(huge, 1<<30))
+
+	out := filepath.Join(t.TempDir(), "imported")
+	o := runner(t, run{Args: []string{"import", "harbor", root, "--out", out}})
+	assert.Equal(t, o.Code, 1, o.Stdout)
+	assert.Check(t, is.Contains(o.Stdout, "instruction.md: a symlink that leaves the task directory"))
+	assert.Check(t, is.Contains(o.Stdout, "instruction.md: 1073741824 bytes, more than the 1 MiB"))
+	assert.Check(t, !strings.Contains(o.Stdout+o.Stderr, "hostsecret"))
+	files, _ := filepath.Glob(filepath.Join(out, "*.yaml"))
+	assert.Equal(t, len(files), 0, "no task may be written")
+}
+
+// TestOracleWithoutReferenceSaysSo: the oracle on a task without a reference (an
+// imported task whose source has no solution) errors and says why.
+func TestOracleWithoutReferenceSaysSo(t *testing.T) {
+	t.Parallel()
+	path := writeTask(t, "noref", "name: noref\nprompt: Write done.txt.\ntools: [write_file]\nassert:\n  - file_exists: done.txt\n")
+	o := runner(t, run{Args: []string{"run", "--sandbox", "none", "--out", filepath.Join(t.TempDir(), "out"), path}})
+	assert.Equal(t, o.Code, 3)
+	assert.Check(t, is.Contains(o.Stdout, "the task has no reference: (an imported task whose source has no solution script has none), so the oracle has nothing to play"))
+}

@@ -197,15 +197,28 @@ func ParseJUnit(data []byte) ([]result.Test, error) {
 	return out, nil
 }
 
+// problemText is a failure's message (the assertion) and the tail of its text (the
+// traceback's end, captured output), each bounded as failureMessage bounds pytest's.
 func problemText(p *junitProblem) string {
-	msg := strings.TrimSpace(p.Message)
-	if text := strings.TrimSpace(p.Text); text != "" && msg == "" {
-		msg = text
+	msg, text := strings.TrimSpace(p.Message), strings.Trim(p.Text, "\n")
+	if len(msg) > assertionShown {
+		msg = strings.ToValidUTF8(msg[:assertionShown], "") + "…"
 	}
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
+	if strings.TrimSpace(text) == "" || strings.Contains(msg, strings.TrimSpace(text)) {
+		return msg
 	}
-	return msg
+	lines := strings.Split(text, "\n")
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	tail := strings.Join(lines, "\n")
+	if len(tail) > tailBytes {
+		tail = "…" + strings.ToValidUTF8(tail[len(tail)-tailBytes:], "")
+	}
+	if msg == "" {
+		return tail
+	}
+	return msg + "\n" + tail
 }
 
 // pytestLine is one line of pytest's -rA short test summary.
@@ -221,6 +234,9 @@ var pytestStatus = map[string]result.TestStatus{
 // ParsePytest reads the per-test results of pytest -rA output: the lines of the "short
 // test summary info" section (or of the whole output, when that header is missing), such
 // as "PASSED tests/test_outputs.py::test_hello" and "FAILED tests/t.py::test_x - assert 1 == 2".
+// A failed or errored test's message is taken from its section of the report where there
+// is one (see failureSections): pytest cuts the summary's line to the terminal's width
+// (80 columns without one), which loses the assertion.
 func ParsePytest(out string) []result.Test {
 	tests, _ := parsePytestCounted(out)
 	return tests
@@ -234,11 +250,13 @@ var pytestSummaryHeader = sync.OnceValue(func() *regexp.Regexp {
 
 // parsePytestCounted is ParsePytest, and the number of summary headers it saw: more than
 // one means something other than pytest printed one (pytest prints it once per run).
-func parsePytestCounted(out string) ([]result.Test, int) {
+func parsePytestCounted(full string) ([]result.Test, int) {
+	out := full
 	headers := pytestSummaryHeader().FindAllStringIndex(out, -1)
 	if len(headers) > 0 {
 		out = out[headers[len(headers)-1][0]:]
 	}
+	var sections map[string]string
 	var tests []result.Test
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -259,6 +277,12 @@ func parsePytestCounted(out string) ([]result.Test, int) {
 		}
 		if file, name, ok := strings.Cut(t.Name, "::"); ok {
 			t.Classname, t.Name = file, name
+		}
+		if t.Status == result.TestFailed || t.Status == result.TestError {
+			if sections == nil {
+				sections = failureSections(full)
+			}
+			t.Message = failureMessage(t, sections)
 		}
 		tests = append(tests, t)
 	}
@@ -313,3 +337,98 @@ func summarizeTests(tests []result.Test) (allPassed bool, msg string) {
 
 // trimXML drops a UTF-8 BOM some writers put before the XML declaration.
 func trimXML(b []byte) []byte { return bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) }
+
+// pytestSectionHeader is the line that opens one test's part of pytest's FAILURES or
+// ERRORS section ("____ test_x ____", "____ TestA.test_b[1] ____", "____ ERROR at setup
+// of test_c ____"); pytestRule ends the sections.
+var (
+	pytestSectionHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^_{3,} (.+?) _{3,}\r?$`) })
+	pytestRule          = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^={3,}( .* =+)?\r?$`) })
+)
+
+// failureSections maps each section header's title to its lines.
+func failureSections(out string) map[string]string {
+	sections := map[string]string{}
+	var title string
+	var body []string
+	flush := func() {
+		if title != "" {
+			sections[title] = strings.Join(body, "\n")
+		}
+		title, body = "", nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if m := pytestSectionHeader().FindStringSubmatch(line); m != nil {
+			flush()
+			title = m[1]
+			continue
+		}
+		if pytestRule().MatchString(line) {
+			flush()
+			continue
+		}
+		if title != "" {
+			body = append(body, strings.TrimRight(line, "\r"))
+		}
+	}
+	flush()
+	return sections
+}
+
+// Bounds on a failed test's message: its assertion's lines, and the end of its section.
+const (
+	assertionShown = 2000
+	tailLines      = 20
+	tailBytes      = 2000
+)
+
+// failureMessage is a failed test's assertion text (the section's "E" lines, in full) and
+// the tail of what follows them (where the error was raised, captured output), or the
+// summary's message when the output has no section for the test.
+func failureMessage(t result.Test, sections map[string]string) string {
+	title := strings.ReplaceAll(t.Name, "::", ".")
+	body, ok := sections[title]
+	if !ok && t.Status == result.TestError {
+		for _, when := range []string{"setup", "teardown", "call"} {
+			if body, ok = sections["ERROR at "+when+" of "+title]; ok {
+				break
+			}
+		}
+	}
+	if !ok {
+		return t.Message
+	}
+	lines := strings.Split(strings.Trim(body, "\n"), "\n")
+	var assertion []string
+	last := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "E ") || l == "E" {
+			assertion = append(assertion, strings.TrimPrefix(l[1:], "       ")) // "E" and 7 blanks
+			last = i
+		}
+	}
+	tail := lines
+	if last >= 0 {
+		tail = lines[last+1:]
+	}
+	if len(tail) > tailLines {
+		tail = tail[len(tail)-tailLines:]
+	}
+	msg := strings.TrimSpace(strings.Join(assertion, "\n"))
+	if msg == "" {
+		msg = t.Message
+	}
+	if len(msg) > assertionShown {
+		msg = strings.ToValidUTF8(msg[:assertionShown], "") + "…"
+	}
+	if rest := strings.Trim(strings.Join(tail, "\n"), "\n"); strings.TrimSpace(rest) != "" {
+		if len(rest) > tailBytes {
+			rest = "…" + strings.ToValidUTF8(rest[len(rest)-tailBytes:], "")
+		}
+		if msg != "" {
+			msg += "\n"
+		}
+		msg += rest
+	}
+	return msg
+}

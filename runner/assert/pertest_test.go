@@ -58,7 +58,7 @@ func TestParseJUnit(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, got, []result.Test{
 		{Name: "test_a", Classname: "tests.test_outputs", Status: result.TestPassed, Duration: 500_000_000},
-		{Name: "test_b", Classname: "tests.test_outputs", Status: result.TestFailed, Message: "assert 1 == 2"},
+		{Name: "test_b", Classname: "tests.test_outputs", Status: result.TestFailed, Message: "assert 1 == 2\ntrace"},
 		{Name: "test_c", Status: result.TestSkipped, Message: "later"},
 		{Name: "test_d", Status: result.TestError, Message: "boom"},
 	})
@@ -164,4 +164,55 @@ func TestForgedPytestSummaryAfterTheRealOne(t *testing.T) {
 			assert.Assert(t, contains(got.Message, tc.want), got.Message)
 		})
 	}
+}
+
+// pytestCut is pytest -rA output without a terminal: the summary's lines are cut to 80
+// columns, so the assertion is lost there; the FAILURES section keeps it.
+const pytestCut = `============================= test session starts ==============================
+collected 3 items
+
+tests/test_outputs.py F.E                                                [100%]
+
+==================================== ERRORS ====================================
+____________________ ERROR at setup of test_needs_database _____________________
+
+    @pytest.fixture
+    def db():
+>       raise RuntimeError("database is down: connection refused on 127.0.0.1:5432")
+E       RuntimeError: database is down: connection refused on 127.0.0.1:5432
+
+tests/test_outputs.py:9: RuntimeError
+=================================== FAILURES ===================================
+_______________________ TestGreeting.test_content[long] ________________________
+
+self = <test_outputs.TestGreeting object at 0x7f>
+
+    def test_content(self):
+>       assert open("/app/hello.txt").read() == "Hello, a rather long name that does not fit!\n"
+E       AssertionError: assert 'Hello, a rather long name!\n' == 'Hello, a rather long name that does not fit!\n'
+E         - Hello, a rather long name that does not fit!
+E         + Hello, a rather long name!
+
+tests/test_outputs.py:21: AssertionError
+----------------------------- Captured stdout call -----------------------------
+checking /app/hello.txt
+=========================== short test summary info ============================
+PASSED tests/test_outputs.py::test_exists
+FAILED tests/test_outputs.py::TestGreeting::test_content[long] - AssertionErr...
+ERROR tests/test_outputs.py::test_needs_database - RuntimeError: database is ...
+==================== 1 failed, 1 passed, 1 error in 0.12s =====================
+`
+
+// TestPytestFailureKeepsAssertionAndTail: a failed test's message holds its whole
+// assertion and the end of its report, not the summary's line cut at 80 columns.
+func TestPytestFailureKeepsAssertionAndTail(t *testing.T) {
+	got := ParsePytest(pytestCut)
+	assert.Equal(t, len(got), 3)
+	assert.Equal(t, got[1].Name, "TestGreeting::test_content[long]")
+	assert.Equal(t, got[1].Message, "AssertionError: assert 'Hello, a rather long name!\\n' == 'Hello, a rather long name that does not fit!\\n'\n"+
+		"  - Hello, a rather long name that does not fit!\n  + Hello, a rather long name!\n"+
+		"tests/test_outputs.py:21: AssertionError\n"+
+		"----------------------------- Captured stdout call -----------------------------\nchecking /app/hello.txt")
+	assert.Equal(t, got[2].Status, result.TestError)
+	assert.Equal(t, got[2].Message, "RuntimeError: database is down: connection refused on 127.0.0.1:5432\ntests/test_outputs.py:9: RuntimeError")
 }

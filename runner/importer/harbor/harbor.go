@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,11 +40,13 @@ type taskTOML struct {
 	Agent struct {
 		TimeoutSec float64 `toml:"timeout_sec"`
 		User       string  `toml:"user"`
+		Network    network `toml:"network"`
 	} `toml:"agent"`
 	Verifier struct {
 		TimeoutSec float64           `toml:"timeout_sec"`
 		User       string            `toml:"user"`
 		Env        map[string]string `toml:"env"`
+		Network    network           `toml:"network"`
 	} `toml:"verifier"`
 	Environment struct {
 		DockerImage   string            `toml:"docker_image"`
@@ -56,8 +59,21 @@ type taskTOML struct {
 		NetworkMode   string            `toml:"network_mode"`
 		Workdir       string            `toml:"workdir"`
 		Env           map[string]string `toml:"env"`
+		Network       network           `toml:"network"`
+		// BuildTimeoutSec needs nothing: runner builds without a time limit of its own.
+		BuildTimeoutSec float64 `toml:"build_timeout_sec"`
 	} `toml:"environment"`
 }
+
+// network is a [*.network] table: mode is "public" (or none given), "no-network" or
+// "allowlist" (with the hosts it allows, which runner cannot enforce).
+type network struct {
+	Mode string `toml:"mode"`
+}
+
+// silentKeys are task.toml keys that need no note when runner does not use them: the
+// format's version and descriptive metadata.
+var silentKeys = []string{"version", "task", "metadata"}
 
 // IsTask reports whether dir holds a task.toml.
 func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.toml")) }
@@ -65,12 +81,17 @@ func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.t
 // Convert reads one task directory.
 func Convert(dir string) (importer.Spec, error) {
 	var tt taskTOML
-	if _, err := toml.DecodeFile(filepath.Join(dir, "task.toml"), &tt); err != nil {
+	data, err := importer.ReadFile(dir, "task.toml")
+	if err != nil {
+		return importer.Spec{}, err
+	}
+	md, err := toml.Decode(string(data), &tt)
+	if err != nil {
 		return importer.Spec{}, fmt.Errorf("task.toml: %w", err)
 	}
-	prompt, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
+	prompt, err := importer.ReadFile(dir, "instruction.md")
 	if err != nil {
-		return importer.Spec{}, fmt.Errorf("instruction.md: %w", err)
+		return importer.Spec{}, err
 	}
 	e := tt.Environment
 	s := importer.Spec{
@@ -99,14 +120,9 @@ func Convert(dir string) (importer.Spec, error) {
 	if e.GPUs > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("gpus = %d: no GPUs are given to the container", e.GPUs))
 	}
-	switch {
-	case e.NetworkMode == "no-network":
-		s.Network = false
-	case e.NetworkMode != "" && e.NetworkMode != "public":
-		s.Notes = append(s.Notes, fmt.Sprintf("network_mode %q: the container gets the engine's default network", e.NetworkMode))
-	case e.AllowInternet != nil:
-		s.Network = *e.AllowInternet
-	}
+	// One network setting serves the agent and the tests: it is on only if nothing the
+	// task declares asks for less. Never widened: what runner cannot enforce is off.
+	s.Network, s.Notes = networkOf(tt, s.Notes)
 	if tt.Verifier.User != "" && tt.Verifier.User != tt.Agent.User {
 		s.Notes = append(s.Notes, fmt.Sprintf("verifier user %q: the tests run as the agent's user", tt.Verifier.User))
 	}
@@ -124,8 +140,12 @@ func Convert(dir string) (importer.Spec, error) {
 
 	envDir := filepath.Join(dir, "environment")
 	if df := filepath.Join(envDir, "Dockerfile"); importer.Exists(df) {
+		b, err := importer.ReadFile(dir, "environment/Dockerfile")
+		if err != nil {
+			return s, err
+		}
 		s.Dockerfile = df
-		if wd := importer.DockerfileWorkdir(df); s.Workdir == "" && wd != "" && wd != "/app" {
+		if wd := importer.DockerfileWorkdir(b); s.Workdir == "" && wd != "" && wd != "/app" {
 			s.Workdir = wd
 		}
 	} else {
@@ -133,16 +153,20 @@ func Convert(dir string) (importer.Spec, error) {
 	}
 	for _, n := range []string{"docker-compose.yaml", "docker-compose.yml"} {
 		if cf := filepath.Join(envDir, n); importer.Exists(cf) {
-			_, env, notes, err := importer.Compose(cf)
+			svc, err := importer.Compose(dir, "environment/"+n)
 			if err != nil {
 				return s, err
 			}
-			s.Notes = append(s.Notes, notes...)
-			for k, v := range env {
+			s.Notes = append(s.Notes, svc.Notes...)
+			for k, v := range svc.Env {
 				s.Env[k] = v
+			}
+			if svc.NoNetwork {
+				s.Network = false
 			}
 		}
 	}
+	s.Notes = append(s.Notes, unmapped(md.Undecoded())...)
 	if s.Dockerfile == "" && s.Image == "" {
 		return s, fmt.Errorf("no environment/Dockerfile and no docker_image in task.toml")
 	}
@@ -150,13 +174,18 @@ func Convert(dir string) (importer.Spec, error) {
 		s.Workdir = ""
 	}
 
-	if b, err := os.ReadFile(filepath.Join(dir, "solution", "solve.sh")); err == nil {
+	if b, err := importer.ReadFile(dir, "solution/solve.sh"); err == nil {
 		s.Solution = string(b)
+	} else if _, serr := os.Lstat(filepath.Join(dir, "solution", "solve.sh")); serr == nil {
+		return s, err // there, but a link out of the task, too large, not a file
 	} else {
 		s.Notes = append(s.Notes, "no solution/solve.sh: no reference:")
 	}
 
-	test, err := os.ReadFile(filepath.Join(dir, "tests", "test.sh"))
+	if err := importer.CheckTree(dir, "tests"); err != nil {
+		return s, err
+	}
+	test, err := importer.ReadFile(dir, "tests/test.sh")
 	if err != nil {
 		return s, fmt.Errorf("tests/test.sh: %w", err)
 	}
@@ -197,4 +226,63 @@ func megabytes(s string) (int, error) {
 		return 0, fmt.Errorf("not a size")
 	}
 	return int(v * mult), nil
+}
+
+// networkOf maps the task's network settings to runner's one switch: the legacy
+// allow_internet and network_mode, and the mode of [environment.network],
+// [agent.network] and [verifier.network]. "no-network" is off; "allowlist" is off too,
+// with a note, until runner has allowlists; an unknown mode is off with a note. Only a
+// task that asks for nothing less keeps the network on (Harbor's default).
+func networkOf(tt taskTOML, notes []string) (bool, []string) {
+	on := true
+	e := tt.Environment
+	switch {
+	case e.NetworkMode == "no-network":
+		on = false
+	case e.NetworkMode != "" && e.NetworkMode != "public":
+		on = false
+		notes = append(notes, fmt.Sprintf("network_mode %q is unknown: no network rather than a guess", e.NetworkMode))
+	}
+	if e.AllowInternet != nil && !*e.AllowInternet {
+		on = false
+	}
+	for _, n := range []struct {
+		table string
+		mode  string
+	}{{"environment.network", e.Network.Mode}, {"agent.network", tt.Agent.Network.Mode}, {"verifier.network", tt.Verifier.Network.Mode}} {
+		switch n.mode {
+		case "", "public":
+		case "no-network":
+			on = false
+		case "allowlist":
+			on = false
+			notes = append(notes, fmt.Sprintf("[%s] mode = \"allowlist\": runner has no allowlists yet, so the task runs with no network", n.table))
+		default:
+			on = false
+			notes = append(notes, fmt.Sprintf("[%s] mode = %q is unknown: no network rather than a guess", n.table, n.mode))
+		}
+	}
+	return on, notes
+}
+
+// unmapped names the task.toml keys runner did not read, but for silentKeys; a table is
+// named by its keys rather than itself.
+func unmapped(keys []toml.Key) []string {
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !slices.Contains(silentKeys, k[0]) {
+			names = append(names, k.String())
+		}
+	}
+	var notes []string
+	for _, n := range names {
+		table := false
+		for _, m := range names {
+			table = table || strings.HasPrefix(m, n+".")
+		}
+		if !table {
+			notes = append(notes, fmt.Sprintf("task.toml key %s is not carried over", n))
+		}
+	}
+	return notes
 }

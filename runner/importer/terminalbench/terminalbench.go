@@ -42,7 +42,7 @@ func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.y
 
 // Convert reads one task directory.
 func Convert(dir string) (importer.Spec, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "task.yaml"))
+	data, err := importer.ReadFile(dir, "task.yaml")
 	if err != nil {
 		return importer.Spec{}, err
 	}
@@ -74,22 +74,29 @@ func Convert(dir string) (importer.Spec, error) {
 	}
 
 	if df := filepath.Join(dir, "Dockerfile"); importer.Exists(df) {
+		b, err := importer.ReadFile(dir, "Dockerfile")
+		if err != nil {
+			return s, err
+		}
 		s.Dockerfile = df
-		if wd := importer.DockerfileWorkdir(df); wd != "" && wd != "/app" {
+		if wd := importer.DockerfileWorkdir(b); wd != "" && wd != "/app" {
 			s.Workdir = wd
 		}
 	}
 	if cf := composeFile(dir); cf != "" {
-		image, env, notes, err := importer.Compose(cf)
+		svc, err := importer.Compose(dir, filepath.Base(cf))
 		if err != nil {
 			return s, err
 		}
-		s.Notes = append(s.Notes, notes...)
-		for k, v := range env {
+		s.Notes = append(s.Notes, svc.Notes...)
+		for k, v := range svc.Env {
 			s.Env[k] = v
 		}
 		if s.Dockerfile == "" {
-			s.Image = image
+			s.Image = svc.Image
+		}
+		if svc.NoNetwork {
+			s.Network = false
 		}
 	}
 	if s.Dockerfile == "" && s.Image == "" {
@@ -98,7 +105,7 @@ func Convert(dir string) (importer.Spec, error) {
 
 	switch {
 	case importer.Exists(filepath.Join(dir, "solution.sh")):
-		b, err := os.ReadFile(filepath.Join(dir, "solution.sh"))
+		b, err := importer.ReadFile(dir, "solution.sh")
 		if err != nil {
 			return s, err
 		}
@@ -109,14 +116,31 @@ func Convert(dir string) (importer.Spec, error) {
 		s.Notes = append(s.Notes, "no solution.sh: no reference:")
 	}
 
-	runTests := filepath.Join(dir, "run-tests.sh")
-	script, err := os.ReadFile(runTests)
-	if err != nil {
-		return s, fmt.Errorf("run-tests.sh: %w", err)
-	}
-	s.VerifyFiles = map[string]string{"run-tests.sh": string(script)}
-	if fi, err := os.Stat(filepath.Join(dir, "tests")); err == nil && fi.IsDir() {
+	// The harness copies run-tests.sh, then the contents of tests/, into /tests (one tar,
+	// in that order: terminal_bench's copy_to_container), so tests/run-tests.sh, when there
+	// is one, replaces the top-level script; /tests/run-tests.sh is what it runs.
+	hasTests := false
+	if fi, err := os.Lstat(filepath.Join(dir, "tests")); err == nil && (fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+		if err := importer.CheckTree(dir, "tests"); err != nil {
+			return s, err
+		}
+		hasTests = true
 		s.VerifyCopy = filepath.Join(dir, "tests")
+	}
+	inTests := hasTests && importer.Exists(filepath.Join(dir, "tests", "run-tests.sh"))
+	script, err := importer.ReadFile(dir, "run-tests.sh")
+	switch {
+	case inTests:
+		if script, err = importer.ReadFile(dir, "tests/run-tests.sh"); err != nil {
+			return s, err
+		}
+		if importer.Exists(filepath.Join(dir, "run-tests.sh")) {
+			s.Notes = append(s.Notes, "run-tests.sh and tests/run-tests.sh both exist: tests/run-tests.sh is the one run, as in Terminal-Bench's harness (it copies tests/ into /tests after run-tests.sh)")
+		}
+	case err != nil:
+		return s, fmt.Errorf("run-tests.sh: %w", err)
+	default:
+		s.VerifyFiles = map[string]string{"run-tests.sh": string(script)}
 	}
 	s.TestCommand = "if command -v bash >/dev/null 2>&1; then bash " + testDir + "/run-tests.sh; else sh " + testDir + "/run-tests.sh; fi"
 	switch tf.ParserName {
