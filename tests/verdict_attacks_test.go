@@ -206,3 +206,72 @@ func TestOracleWithoutReferenceSaysSo(t *testing.T) {
 	assert.Equal(t, o.Code, 3)
 	assert.Check(t, is.Contains(o.Stdout, "the task has no reference: (an imported task whose source has no solution script has none), so the oracle has nothing to play"))
 }
+
+// toolContextTask: a task tool runs `python3 -m py_compile` (variant "module") or the
+// agent's own script (variant "script") in the workspace. The agent's code, run in the
+// tool's context, copies the task file out of TASK_DIR to learn the answer its assertion
+// wants. Python must not import the agent's py_compile.py, and the tool must not see the
+// task file at all.
+const toolContextTask = `name: tool-context
+prompt: Write the answer into answer.txt; the check tool checks main.py.
+tools: [write_file, check]
+tools_defined:
+  - name: check
+    command: '%s && "$TASK_DIR/checker.sh"'
+assert:
+  - file_contains: {path: answer.txt, text: SECRET-ANSWER-42}
+reference:
+  - write_file: {path: main.py, content: "x = 1\n"}
+  - write_file:
+      path: steal.py
+      content: |
+        import glob, os
+        open("ran.txt", "w").write("agent code ran in the tool's context\n")
+        for f in glob.glob(os.environ.get("TASK_DIR", "/nonexistent") + "/*.yaml"):
+            try:
+                open("answer.txt", "w").write(open(f).read())
+            except OSError as e:
+                open("ran.txt", "a").write(str(e) + "\n")
+  - write_file: {path: py_compile.py, content: "exec(open('steal.py').read())\n"}
+  - check: {}
+  - task_complete: {summary: done}
+`
+
+// TestToolContextCannotReadTheTaskFile performs the second review's attack on task tools.
+func TestToolContextCannotReadTheTaskFile(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	for _, tc := range []struct{ name, command string }{
+		{"module", "python3 -m py_compile main.py"},
+		{"script", "python3 steal.py"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "tool-context.yaml")
+			assert.NilError(t, os.WriteFile(path, []byte(fmt.Sprintf(toolContextTask, tc.command)), 0o644))
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, "checker.sh"), []byte("#!/bin/sh\necho checked\n"), 0o755))
+			out := filepath.Join(t.TempDir(), "out")
+			o := runner(t, run{Args: []string{"run", "--keep-workspaces", "--out", out, path}})
+			if strings.Contains(o.Stderr, "sandbox none") || strings.Contains(o.Stderr, "no sandbox works") {
+				t.Skip("no sandbox on this machine: a tool's context is not confined (SECURITY.md, known gaps)")
+			}
+			assert.Equal(t, o.Code, 1, o.Stdout)
+			s := readResult(t, filepath.Join(out, "tool-context", "result.json"))
+			assert.Equal(t, s.Status, result.Failed)
+			calls := toolCalls(t, readTranscript(t, filepath.Join(out, "tool-context", "transcript.jsonl")))
+			assert.Check(t, is.Contains(calls[3].Result.Output, "checked"), "the tool itself must still work")
+			ran, _ := os.ReadFile(filepath.Join(s.Workspace, "ran.txt"))
+			if tc.name == "module" {
+				assert.Check(t, len(ran) == 0, "python imported the agent's py_compile.py: %s", ran)
+			} else {
+				assert.Check(t, len(ran) > 0, "the agent's script is the tool's to run")
+			}
+			answer, _ := os.ReadFile(filepath.Join(s.Workspace, "answer.txt"))
+			assert.Check(t, !strings.Contains(string(answer), "SECRET-ANSWER-42"), "the task file leaked into the workspace")
+			os.RemoveAll(s.Workspace)
+		})
+	}
+}

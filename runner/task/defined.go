@@ -22,20 +22,23 @@ type ToolDef struct {
 	// Risk is read_only, safe_write or dangerous (the default).
 	Risk    string        `json:"risk,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
-	// Dir is the task file's directory (absolute): the command reads it as TASK_DIR.
-	Dir string   `json:"dir"`
-	Pos Position `json:"pos"`
+	// Dir is the task file's directory (absolute): the command finds it in TASK_DIR.
+	Dir string `json:"dir"`
+	// Files are what the command may read of Dir (absolute): files: and the
+	// $TASK_DIR/PATH its command names. Nothing else of Dir is there for it.
+	Files []string `json:"files,omitempty"`
+	Pos   Position `json:"pos"`
 }
 
 // Tool builds the tool. Load has checked the definition, so an error here means the
 // ToolDef was built by hand.
 func (d ToolDef) Tool() (tools.Tool, error) {
 	return command.New(command.Def{Name: d.Name, Description: d.Description, Parameters: d.Parameters,
-		Command: d.Command, Risk: tools.Risk(d.Risk), Timeout: d.Timeout, Dir: d.Dir})
+		Command: d.Command, Risk: tools.Risk(d.Risk), Timeout: d.Timeout, Dir: d.Dir, Files: d.Files})
 }
 
 var (
-	toolDefFields = []string{"name", "description", "parameters", "command", "risk", "timeout"}
+	toolDefFields = []string{"name", "description", "parameters", "command", "risk", "timeout", "files"}
 	risks         = []string{string(tools.RiskReadOnly), string(tools.RiskSafeWrite), string(tools.RiskDangerous)}
 )
 
@@ -97,7 +100,12 @@ func (l *loader) toolsDefined(n ast.Node, field string) {
 					}
 				}
 			case "command":
-				def.Command, fine = d.nonEmpty(e.value, f)
+				if def.Command, fine = d.nonEmpty(e.value, f); fine {
+					def.Files = append(def.Files, l.commandFiles(e.value, f, dir, def.Command)...)
+				}
+			case "files":
+				def.Files = append(def.Files, l.declaredFiles(e.value, f, dir)...)
+				fine = true
 			case "risk":
 				def.Risk, fine = d.enum(e.value, f, risks)
 			case "timeout":

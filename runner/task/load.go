@@ -137,6 +137,8 @@ type loader struct {
 	definedNames []string
 	mcpNames     []string
 	absPaths     []absPath
+	// toolFiles are the files tools and servers may read, checked once verify is known.
+	toolFiles []toolFile
 }
 
 func newLoader(path string, opts LoadOptions) *loader {
@@ -248,6 +250,7 @@ func (l *loader) decode(root ast.Node) {
 		l.validName(root, "name", t.Name)
 	}
 	d.require(root, "", present, "prompt")
+	l.checkToolFiles()
 }
 
 // validName refuses names that cannot be a directory under the output directory.

@@ -23,14 +23,17 @@ type MCPServer struct {
 	// Timeout bounds each call of the server's tools (default 60s).
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Argv is Command and Args with relative paths that exist next to the task file made
-	// absolute; Dir is that directory, which the sandbox shows the server read-only.
+	// absolute; Dir is that directory, the server's TASK_DIR.
 	Argv []string `json:"argv"`
 	Dir  string   `json:"dir"`
-	Pos  Position `json:"pos"`
+	// Files are what the server may read of Dir (absolute), read-only: files: and the
+	// paths of Argv inside Dir. Nothing else of Dir is there for it.
+	Files []string `json:"files,omitempty"`
+	Pos   Position `json:"pos"`
 }
 
 var (
-	mcpFields      = []string{"name", "command", "args", "env", "timeout"}
+	mcpFields      = []string{"name", "command", "args", "env", "timeout", "files"}
 	mcpServerName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`) })
 	maxMCPNameLen  = 30 // leaves room for the tool's name within providers' 64
 	maxMCPCallTime = 10 * time.Minute
@@ -73,6 +76,9 @@ func (l *loader) mcpServers(n ast.Node, field string) {
 					d.fail(e.value, f, "at most %s, got %s", maxMCPCallTime, s.Timeout)
 					fine = false
 				}
+			case "files":
+				s.Files = append(s.Files, l.declaredFiles(e.value, f, dir)...)
+				fine = true
 			}
 			ok = ok && fine
 		})
@@ -84,6 +90,9 @@ func (l *loader) mcpServers(n ast.Node, field string) {
 		for _, a := range s.Args {
 			s.Argv = append(s.Argv, resolveNextTo(dir, a, false))
 		}
+		for _, p := range l.argvFiles(it, f, dir, s.Argv) {
+			s.Files = appendNew(s.Files, p)
+		}
 		l.t.MCP = append(l.t.MCP, s)
 	}
 }
@@ -91,8 +100,12 @@ func (l *loader) mcpServers(n ast.Node, field string) {
 // resolveNextTo makes a relative path absolute against the task file's directory: the
 // command when it holds a slash (a bare name is looked up on PATH), an argument when it
 // names something that exists there (anything else, a flag or a word, is left alone).
+//
+// "." (or anything that cleans to the directory itself, or leaves it) stays as written: it
+// names the server's working directory, the workspace, and the task's directory holds
+// the task file, which no server may be given.
 func resolveNextTo(dir, p string, isCommand bool) string {
-	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "-") {
+	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "-") || filepath.Clean(p) == "." || !filepath.IsLocal(filepath.Clean(p)) {
 		return p
 	}
 	if isCommand {
