@@ -439,6 +439,17 @@ func (l *loader) protectGlobs(n ast.Node, field string) []string {
 	for i, it := range items {
 		f := index(field, i)
 		if s, ok := l.d.nonEmpty(it, f); ok {
+			if strings.HasPrefix(s, "/") {
+				// A path inside the environment's container, outside the workspace (the
+				// image's test runner): what the agent changed there is compared after it.
+				if err := CheckProtectGlob(s[1:]); err != nil {
+					l.d.fail(it, f, "%v", err)
+					continue
+				}
+				l.absPaths = append(l.absPaths, absPath{it, f})
+				out = append(out, s)
+				continue
+			}
 			if err := CheckProtectGlob(s); err != nil {
 				l.d.fail(it, f, "%v", err)
 				continue
