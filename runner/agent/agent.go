@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -214,7 +213,7 @@ func withRetryEvents(ctx context.Context, rec Recorder, step int) context.Contex
 // modelError names the model in a step's failure, unless the error already does (the
 // retry wrapper's errors start "model NAME: ").
 func modelError(name string, err error) error {
-	if strings.HasPrefix(err.Error(), "model "+name+": ") {
+	if retry.Names(err, name) {
 		return err
 	}
 	return fmt.Errorf("model %s: %w", name, err)

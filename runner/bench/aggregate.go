@@ -76,8 +76,10 @@ func nanMean(xs []float64) Ratio {
 func compute(runs []result.Scenario, repeat int) Stats {
 	var st Stats
 	var steps, prompt, completion, wall, tps []float64
+	var cost result.CostTotal
 	for _, s := range runs {
 		st.Planned++
+		cost.Add(s.Cost)
 		switch cellStatus(s) {
 		case RunPassed:
 			st.Passed++
@@ -112,6 +114,9 @@ func compute(runs []result.Scenario, repeat int) Stats {
 	}
 	st.Steps, st.PromptTokens, st.CompletionTokens = dist(steps), dist(prompt), dist(completion)
 	st.WallSeconds, st.TokensPerSecond = dist(wall), dist(tps)
+	if cost.Prices != "" {
+		st.Cost = &cost
+	}
 	return st
 }
 

@@ -66,7 +66,8 @@ func (a acted) record(r *runState) {
 	out := a.out
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
 	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = out.ModelTime, out.ToolTime, out.MaxPrompt
-	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TokensPerSecond: out.Usage.TokensPerSecond()}
+	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
+		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond()}
 	for _, c := range out.Calls {
 		if c.Executed {
 			r.res.ToolCalls++

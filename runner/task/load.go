@@ -31,6 +31,14 @@ type LoadOptions struct {
 	// (unknown parameters included), so a typo in a reference fails at load time rather
 	// than being silently ignored by the oracle run.
 	CheckArgs func(tool string, args map[string]any) error
+
+	// Vars set template variables from outside the file; they win over the file's vars:,
+	// matrix cells and dataset rows, for the variables a task declares.
+	Vars map[string]any
+	// Limit keeps the first Limit cases of each task with a matrix or dataset (0: all);
+	// Sample picks Sample of them at random, seeded by Seed, in file order (0: all).
+	Limit, Sample int
+	Seed          uint64
 }
 
 // Load reads and decodes one task file. Decoding is strict: an unknown key, a wrong type,
@@ -48,12 +56,29 @@ func Load(path string, opts LoadOptions) (*Task, error) {
 
 // Parse decodes a task file's content; path names it in messages and anchors
 // workspace.copy and verify.copy.
+//
+// A file with a matrix: or dataset: holds several cases: Parse returns the first, ParseAll
+// returns them all.
 func Parse(path string, data []byte, opts LoadOptions) (*Task, error) {
-	t, _, errs := parse(path, data, opts)
+	ts, err := ParseAll(path, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ts[0], nil
+}
+
+// ParseAll decodes a task file into its cases: one task, or one per matrix cell or dataset
+// row (see Case).
+func ParseAll(path string, data []byte, opts LoadOptions) ([]*Task, error) {
+	ps, errs := parse(path, data, opts)
 	if len(errs) > 0 {
 		return nil, combine(errs)
 	}
-	return t, nil
+	ts := make([]*Task, len(ps))
+	for i, p := range ps {
+		ts[i] = p.t
+	}
+	return ts, nil
 }
 
 func readProblem(err error) string {
@@ -66,13 +91,142 @@ func readProblem(err error) string {
 	return fmt.Sprintf("cannot read: %v", err)
 }
 
-// parse returns the task, the position of its name (for duplicate-name errors) and the
-// file's problems in document order.
-func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error) {
+// parsed is one case of a file and the position of its name (for duplicate-name errors).
+type parsed struct {
+	t       *Task
+	namePos Position
+}
+
+// parse returns the file's cases, or its problems in document order.
+func parse(path string, data []byte, opts LoadOptions) ([]parsed, []error) {
+	root, errs := parseRoot(path, data)
+	if errs != nil {
+		return nil, errs
+	}
+	head := newLoader(path, opts)
+	head.d.collectAnchors(root)
+	spec := head.readCases(root)
+	if len(head.d.errs) > 0 {
+		return nil, problemsOf(head.d.errs)
+	}
+	if spec == nil {
+		t, namePos, errs := decodeTask(path, root, opts, nil)
+		if errs != nil {
+			return nil, errs
+		}
+		return []parsed{{t, namePos}}, nil
+	}
+	return parseCases(path, data, root, opts, spec)
+}
+
+// parseCases decodes each case from its own copy of the file's AST, with the case's
+// values filled into the templated values. A problem every case shares is reported once.
+func parseCases(path string, data []byte, root ast.Node, opts LoadOptions, spec *caseSpec) ([]parsed, []error) {
+	var out []parsed
+	var errs []error
+	seen := map[string]bool{}
+	for i, c := range spec.cases {
+		if i > 0 {
+			root, _ = parseRoot(path, data) // parsed once already: it parses
+		}
+		vars := caseVars(spec, c, opts.Vars)
+		t, namePos, problems := decodeTask(path, root, opts, func(l *loader, r ast.Node) {
+			l.template(r, vars, caseWhere(c))
+		})
+		for _, p := range problems {
+			key := p.Error()
+			if e, ok := p.(*Error); ok {
+				key = fmt.Sprint(e.Pos, e.Field, strings.TrimSuffix(e.Msg, caseWhere(c)))
+			}
+			if !seen[key] {
+				seen[key] = true
+				errs = append(errs, p)
+			}
+		}
+		if problems != nil {
+			if len(errs) >= 20 {
+				break // a template every case fails says so 20 times at most
+			}
+			continue
+		}
+		t.Case = &Case{Task: t.Name, Label: c.label, Vars: vars, Row: c.row, Declared: spec.order}
+		t.Name = caseName(t.Name, c.label)
+		if c.row.Line > 0 {
+			namePos = c.row
+		}
+		out = append(out, parsed{t, namePos})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// caseVars merges a case's values: the file's vars:, then the cell's or row's own, then
+// those set from outside, for the variables the task declares.
+func caseVars(spec *caseSpec, c caseValues, outside map[string]any) map[string]any {
+	vars := make(map[string]any, len(spec.vars)+len(c.vals))
+	for k, v := range spec.vars {
+		vars[k] = v
+	}
+	for k, v := range c.vals {
+		vars[k] = v
+	}
+	for k, v := range outside {
+		if contains(spec.order, k) {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// caseWhere names a case in template errors.
+func caseWhere(c caseValues) string {
+	switch {
+	case c.row.Line > 0:
+		return fmt.Sprintf(" (dataset row %s at %s)", c.label, c.row)
+	case c.label != "":
+		return fmt.Sprintf(" (case %s)", c.label)
+	}
+	return ""
+}
+
+// decodeTask decodes one task from root; before, when set, runs first (templating).
+func decodeTask(path string, root ast.Node, opts LoadOptions, before func(*loader, ast.Node)) (*Task, Position, []error) {
+	l := newLoader(path, opts)
+	l.d.collectAnchors(root)
+	if before != nil {
+		l.templated = true
+		before(l, root)
+		if len(l.d.errs) > 0 {
+			return nil, l.namePos, problemsOf(l.d.errs)
+		}
+	}
+	l.decode(root)
+	l.check()
+	if len(l.d.errs) > 0 {
+		return nil, l.namePos, problemsOf(l.d.errs)
+	}
+	for _, w := range sortProblems(l.d.warns) {
+		l.t.Warnings = append(l.t.Warnings, w.Error())
+	}
+	return l.t, l.namePos, nil
+}
+
+func problemsOf(es []*Error) []error {
+	var errs []error
+	for _, e := range sortProblems(es) {
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// parseRoot parses a task file's one YAML document.
+func parseRoot(path string, data []byte) (ast.Node, []error) {
 	start := Position{File: path, Line: 1, Column: 1}
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, start, []error{syntaxProblem(path, err)}
+		return nil, []error{syntaxProblem(path, err)}
 	}
 	var root ast.Node
 	for i, doc := range file.Docs {
@@ -81,29 +235,14 @@ func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error
 		}
 		if root != nil {
 			d := &decoder{file: path}
-			return nil, start, []error{&Error{Pos: d.posOf(file.Docs[i].Body), Msg: "a task file holds one YAML document; put each task in its own file"}}
+			return nil, []error{&Error{Pos: d.posOf(file.Docs[i].Body), Msg: "a task file holds one YAML document; put each task in its own file"}}
 		}
 		root = doc.Body
 	}
 	if root == nil {
-		return nil, start, []error{&Error{Pos: start, Msg: "the file is empty; a task needs at least a prompt"}}
+		return nil, []error{&Error{Pos: start, Msg: "the file is empty; a task needs at least a prompt"}}
 	}
-	l := newLoader(path, opts)
-	l.d.collectAnchors(root)
-	l.decode(root)
-	l.check()
-
-	var errs []error
-	for _, e := range sortProblems(l.d.errs) {
-		errs = append(errs, e)
-	}
-	if len(errs) > 0 {
-		return nil, start, errs
-	}
-	for _, w := range sortProblems(l.d.warns) {
-		l.t.Warnings = append(l.t.Warnings, w.Error())
-	}
-	return l.t, l.namePos, nil
+	return root, nil
 }
 
 // syntaxProblem turns a goccy parse error (which carries a token and a source excerpt)
@@ -139,6 +278,9 @@ type loader struct {
 	absPaths     []absPath
 	// toolFiles are the files tools and servers may read, checked once verify is known.
 	toolFiles []toolFile
+
+	// templated is set for a case of a file with vars:, matrix: or dataset:.
+	templated bool
 }
 
 func newLoader(path string, opts LoadOptions) *loader {
@@ -177,7 +319,7 @@ func nameFromPath(path string) string {
 var taskFields = []string{
 	"name", "description", "tags", "model", "model_options", "tool_call_parser", "system", "prompt", "tools",
 	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "network", "sandbox",
-	"limits", "environment", "workspace", "verify", "assert", "score", "reference",
+	"limits", "environment", "workspace", "verify", "assert", "score", "reference", keyVars, keyMatrix, keyDataset,
 }
 
 func (l *loader) decode(root ast.Node) {
@@ -185,72 +327,67 @@ func (l *loader) decode(root ast.Node) {
 	l.predecode(root)
 	t.KeyLines = map[string]int{}
 	present := d.object(root, "", taskFields, func(e entry, f string) {
-		v := e.value
 		t.KeyLines[e.key] = d.posOf(e.keyAt).Line
-		switch e.key {
-		case "name":
-			l.namePos = d.posOf(v)
-			if s, ok := d.nonEmpty(v, f); ok && l.validName(v, f, s) {
-				t.Name = s
-			}
-		case "description":
-			t.Description, _ = d.str(v, f)
-		case "tags":
-			t.Tags = d.stringList(v, f)
-		case "model":
-			t.Model, _ = d.nonEmpty(v, f)
-		case "model_options":
-			l.modelOptions(v, f)
-		case "tool_call_parser":
-			t.ToolCallParser, _ = d.enum(v, f, textcall.Modes)
-		case "system":
-			t.System, _ = d.str(v, f)
-		case "prompt":
-			t.Prompt, _ = d.nonEmpty(v, f)
-		case "tools":
-			l.tools(v, f)
-		case "tools_defined", "mcp": // see predecode
-		case "approval":
-			l.approval(v, f)
-		case "command_rules":
-			l.commandRules(v, f)
-		case "max_steps":
-			if n, ok := d.atLeast(v, f, 1); ok {
-				t.MaxSteps = n
-			}
-		case "timeout":
-			if dur, ok := d.duration(v, f); ok {
-				t.Timeout = dur
-			}
-		case "env":
-			t.Env = l.env(v, f)
-		case "network":
-			t.Network, _ = d.boolean(v, f)
-		case "sandbox":
-			l.sandbox(v, f)
-		case "limits":
-			l.limits(v, f)
-		case "environment":
-			l.environment(v, f)
-		case "score":
-			l.score(v, f)
-		case "workspace":
-			t.Workspace.Files, t.Workspace.Copy = l.files(v, f, workspaceFields, &t.Workspace.Setup, nil)
-		case "verify":
-			t.Verify.Files, t.Verify.Copy = l.files(v, f, verifyFields, nil, &t.Verify.Protect)
-		case "assert":
-			l.assertions(v, f)
-		case "reference":
-			l.reference(v, f)
-		default:
-			panic("task: unhandled field " + e.key) // taskFields and this switch disagree
+		dec, ok := topLevel[e.key]
+		if !ok {
+			panic("task: unhandled field " + e.key) // taskFields and topLevel disagree
 		}
+		dec(l, e.value, f)
 	})
 	if _, ok := present["name"]; !ok {
 		l.validName(root, "name", t.Name)
 	}
 	d.require(root, "", present, "prompt")
 	l.checkToolFiles()
+}
+
+// topLevel decodes each top-level key (taskFields) into the task: one row per key.
+var topLevel = map[string]func(l *loader, v ast.Node, f string){
+	"name": func(l *loader, v ast.Node, f string) {
+		l.namePos = l.d.posOf(v)
+		if s, ok := l.d.nonEmpty(v, f); ok && l.validName(v, f, s) {
+			l.t.Name = s
+		}
+	},
+	"description":      func(l *loader, v ast.Node, f string) { l.t.Description, _ = l.d.str(v, f) },
+	"tags":             func(l *loader, v ast.Node, f string) { l.t.Tags = l.d.stringList(v, f) },
+	"model":            func(l *loader, v ast.Node, f string) { l.t.Model, _ = l.d.nonEmpty(v, f) },
+	"model_options":    (*loader).modelOptions,
+	"tool_call_parser": func(l *loader, v ast.Node, f string) { l.t.ToolCallParser, _ = l.d.enum(v, f, textcall.Modes) },
+	"system":           func(l *loader, v ast.Node, f string) { l.t.System, _ = l.d.str(v, f) },
+	"prompt":           func(l *loader, v ast.Node, f string) { l.t.Prompt, _ = l.d.nonEmpty(v, f) },
+	"tools":            (*loader).tools,
+	"tools_defined":    func(*loader, ast.Node, string) {}, // see predecode
+	"mcp":              func(*loader, ast.Node, string) {}, // see predecode
+	keyVars:            func(*loader, ast.Node, string) {}, // see readCases
+	keyMatrix:          func(*loader, ast.Node, string) {}, // see readCases
+	keyDataset:         func(*loader, ast.Node, string) {}, // see readCases
+	"approval":         (*loader).approval,
+	"command_rules":    (*loader).commandRules,
+	"max_steps": func(l *loader, v ast.Node, f string) {
+		if n, ok := l.d.atLeast(v, f, 1); ok {
+			l.t.MaxSteps = n
+		}
+	},
+	"timeout": func(l *loader, v ast.Node, f string) {
+		if dur, ok := l.d.duration(v, f); ok {
+			l.t.Timeout = dur
+		}
+	},
+	"env":         func(l *loader, v ast.Node, f string) { l.t.Env = l.env(v, f) },
+	"network":     func(l *loader, v ast.Node, f string) { l.t.Network, _ = l.d.boolean(v, f) },
+	"sandbox":     (*loader).sandbox,
+	"limits":      (*loader).limits,
+	"environment": (*loader).environment,
+	"score":       (*loader).score,
+	"workspace": func(l *loader, v ast.Node, f string) {
+		l.t.Workspace.Files, l.t.Workspace.Copy = l.files(v, f, workspaceFields, &l.t.Workspace.Setup, nil)
+	},
+	"verify": func(l *loader, v ast.Node, f string) {
+		l.t.Verify.Files, l.t.Verify.Copy = l.files(v, f, verifyFields, nil, &l.t.Verify.Protect)
+	},
+	"assert":    (*loader).assertions,
+	"reference": (*loader).reference,
 }
 
 // validName refuses names that cannot be a directory under the output directory.
@@ -391,7 +528,7 @@ func validEnvName(s string) bool {
 }
 
 var (
-	workspaceFields = []string{"files", "copy", "setup"}
+	workspaceFields = []string{"files", "copy", "setup", "template"}
 	verifyFields    = []string{"files", "copy", "protect"}
 )
 
@@ -425,6 +562,8 @@ func (l *loader) files(n ast.Node, field string, known []string, setup, protect 
 			}
 		case "setup":
 			*setup = d.stringList(e.value, f)
+		case "template":
+			l.t.Workspace.Template = l.templateGlobs(e.value, f)
 		case "protect":
 			*protect = l.protectGlobs(e.value, f)
 		}

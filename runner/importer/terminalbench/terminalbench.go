@@ -73,10 +73,22 @@ func Convert(dir string) (importer.Spec, error) {
 		s.Notes = append(s.Notes, "run_tests_in_same_shell: the tests run in a fresh shell of the same container")
 	}
 
+	if err := image(&s, dir); err != nil {
+		return s, err
+	}
+	if err := solution(&s, dir); err != nil {
+		return s, err
+	}
+	return s, tests(&s, dir, tf.ParserName)
+}
+
+// image finds the task's Dockerfile, else the image of its compose file, and the compose
+// file's variables.
+func image(s *importer.Spec, dir string) error {
 	if df := filepath.Join(dir, "Dockerfile"); importer.Exists(df) {
 		b, err := importer.ReadFile(dir, "Dockerfile")
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.Dockerfile = df
 		if wd := importer.DockerfileWorkdir(b); wd != "" && wd != "/app" {
@@ -86,7 +98,7 @@ func Convert(dir string) (importer.Spec, error) {
 	if cf := composeFile(dir); cf != "" {
 		svc, err := importer.Compose(dir, filepath.Base(cf))
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.Notes = append(s.Notes, svc.Notes...)
 		for k, v := range svc.Env {
@@ -100,14 +112,18 @@ func Convert(dir string) (importer.Spec, error) {
 		}
 	}
 	if s.Dockerfile == "" && s.Image == "" {
-		return s, fmt.Errorf("no Dockerfile and no image in docker-compose.yaml")
+		return fmt.Errorf("no Dockerfile and no image in docker-compose.yaml")
 	}
+	return nil
+}
 
+// solution reads solution.sh, the reference the oracle plays.
+func solution(s *importer.Spec, dir string) error {
 	switch {
 	case importer.Exists(filepath.Join(dir, "solution.sh")):
 		b, err := importer.ReadFile(dir, "solution.sh")
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.Solution = string(b)
 	case importer.Exists(filepath.Join(dir, "solution.yaml")):
@@ -115,14 +131,19 @@ func Convert(dir string) (importer.Spec, error) {
 	default:
 		s.Notes = append(s.Notes, "no solution.sh: no reference:")
 	}
+	return nil
+}
 
+// tests reads run-tests.sh and the tests directory: the verify files, the command and the
+// results' format.
+func tests(s *importer.Spec, dir, parser string) error {
 	// The harness copies run-tests.sh, then the contents of tests/, into /tests (one tar,
 	// in that order: terminal_bench's copy_to_container), so tests/run-tests.sh, when there
 	// is one, replaces the top-level script; /tests/run-tests.sh is what it runs.
 	hasTests := false
 	if fi, err := os.Lstat(filepath.Join(dir, "tests")); err == nil && (fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
 		if err := importer.CheckTree(dir, "tests"); err != nil {
-			return s, err
+			return err
 		}
 		hasTests = true
 		s.VerifyCopy = filepath.Join(dir, "tests")
@@ -131,25 +152,25 @@ func Convert(dir string) (importer.Spec, error) {
 	script, err := importer.ReadFile(dir, "run-tests.sh")
 	switch {
 	case inTests:
-		if script, err = importer.ReadFile(dir, "tests/run-tests.sh"); err != nil {
-			return s, err
+		if _, err := importer.ReadFile(dir, "tests/run-tests.sh"); err != nil {
+			return err
 		}
 		if importer.Exists(filepath.Join(dir, "run-tests.sh")) {
 			s.Notes = append(s.Notes, "run-tests.sh and tests/run-tests.sh both exist: tests/run-tests.sh is the one run, as in Terminal-Bench's harness (it copies tests/ into /tests after run-tests.sh)")
 		}
 	case err != nil:
-		return s, fmt.Errorf("run-tests.sh: %w", err)
+		return fmt.Errorf("run-tests.sh: %w", err)
 	default:
 		s.VerifyFiles = map[string]string{"run-tests.sh": string(script)}
 	}
 	s.TestCommand = "if command -v bash >/dev/null 2>&1; then bash " + testDir + "/run-tests.sh; else sh " + testDir + "/run-tests.sh; fi"
-	switch tf.ParserName {
+	switch parser {
 	case "", "pytest":
 		s.Format = "pytest"
 	default:
-		s.Notes = append(s.Notes, fmt.Sprintf("parser %q: the tests' exit code decides, without per-test results", tf.ParserName))
+		s.Notes = append(s.Notes, fmt.Sprintf("parser %q: the tests' exit code decides, without per-test results", parser))
 	}
-	return s, nil
+	return nil
 }
 
 func composeFile(dir string) string {
