@@ -42,6 +42,15 @@ type Workspace struct {
 	// (an MCP server's task directory): bwrap binds each read-only over its private /tmp
 	// and home; Landlock and none let commands read them anyway.
 	ReadOnly []string
+	// NoWorkspaceCode gives commands an environment that loads no code from the working
+	// directory (the workspace) unless the command's own variables ask for it: for a
+	// task's tools and MCP servers, whose context the agent must not enter by planting a
+	// module (see tools/exec.WorkspaceEnv).
+	NoWorkspaceCode bool
+	// Writable are directories outside the workspace that commands may write: a fresh
+	// results directory runner made for one verification command (bwrap binds each
+	// read-write; Landlock grants writes).
+	Writable []string
 	// Mount, when set, is the absolute path the workspace has inside a task's container
 	// (its workdir, /app): absolute paths under it name workspace paths, so /app/a.txt
 	// is a.txt.
@@ -135,8 +144,9 @@ func (w *Workspace) View(readOnly ...string) *Workspace {
 	return &Workspace{
 		dir: w.dir, orig: w.orig, root: w.root, parent: owner,
 		Env: w.Env, Network: w.Network, Limits: w.Limits, Sandbox: w.Sandbox, CacheDir: w.CacheDir,
-		CacheWritable: w.CacheWritable, Mount: w.Mount,
+		CacheWritable: w.CacheWritable, Mount: w.Mount, NoWorkspaceCode: w.NoWorkspaceCode,
 		ReadOnly: append(append([]string(nil), w.ReadOnly...), readOnly...),
+		Writable: append([]string(nil), w.Writable...),
 	}
 }
 

@@ -37,35 +37,51 @@ func (c command) Check(ctx context.Context, run *Run) (bool, string) {
 }
 
 // CheckTests runs the command; with junit: or format: it also returns each test's result.
+//
+// Per-test results must agree with the exit code: whatever the report says, a command
+// that did not end with exit_code (0 unless written) fails, so a forged summary printed
+// after a failing run (an atexit hook in the agent's code) cannot make it pass. A junit:
+// report is read from a directory made afresh for this command (see newResultsDir), so
+// nothing the agent left behind can stand in for it.
 func (c command) CheckTests(ctx context.Context, run *Run) (bool, string, []result.Test) {
+	var rd *resultsDir
 	if c.JUnit != "" {
-		// A results file the agent planted must not stand in for one the tests never wrote.
-		if err := RemoveResultFile(ctx, run, c.JUnit); err != nil {
-			return false, fmt.Sprintf("cannot clear %s before `%s`: %v", c.JUnit, c.Run, err), nil
+		var err error
+		if rd, err = newResultsDir(ctx, run); err != nil {
+			return false, fmt.Sprintf("cannot make a results directory for `%s`: %v", c.Run, err), nil
 		}
+		defer rd.remove()
 	}
-	ok, msg, res := c.run(ctx, run)
+	ok, msg, res := c.run(ctx, run, rd)
 	if !c.PerTest() || res == nil || res.Canceled || res.TimedOut {
 		return ok, msg, nil
 	}
 	var tests []result.Test
 	if c.JUnit != "" {
-		data, err := readResultFile(ctx, run, c.JUnit)
+		data, err := rd.read(ctx, c.JUnit)
 		if err != nil {
-			return false, fmt.Sprintf("`%s` exited %d but wrote no readable JUnit file %s: %v%s", c.Run, res.ExitCode, c.JUnit, err, showTail(res.Output)), nil
+			return false, fmt.Sprintf("`%s` exited %d but wrote no readable JUnit file $%s/%s: %v%s", c.Run, res.ExitCode, ResultsDirEnv, c.JUnit, err, showTail(res.Output)), nil
 		}
 		if tests, err = ParseJUnit(data); err != nil {
-			return false, fmt.Sprintf("`%s` exited %d but %s is %v", c.Run, res.ExitCode, c.JUnit, err), nil
+			return false, fmt.Sprintf("`%s` exited %d but $%s/%s is %v", c.Run, res.ExitCode, ResultsDirEnv, c.JUnit, err), nil
 		}
 	} else {
-		tests = ParsePytest(res.Stdout)
+		var n int
+		tests, n = parsePytestCounted(res.Stdout)
+		if n > 1 {
+			return false, fmt.Sprintf("`%s` exited %d and its output holds %d pytest summaries: only one is pytest's, so none is trusted%s", c.Run, res.ExitCode, n, showTail(res.Output)), nil
+		}
 	}
 	allPassed, summary := summarizeTests(tests)
 	switch {
 	case len(tests) == 0:
 		return false, fmt.Sprintf("`%s` exited %d and reported no tests%s", c.Run, res.ExitCode, showTail(res.Output)), tests
-	case c.ExitCodeSet && res.ExitCode != c.ExitCode:
-		return false, fmt.Sprintf("`%s` ended with exit code %d, want %d; %s", c.Run, res.ExitCode, c.ExitCode, summary), tests
+	case res.ExitCode != c.ExitCode:
+		how := fmt.Sprintf("exit code %d", res.ExitCode)
+		if res.Signal != "" {
+			how = "a signal: " + res.Signal
+		}
+		return false, fmt.Sprintf("`%s` ended with %s, want %d, whatever its report says; %s%s", c.Run, how, c.ExitCode, summary, showTail(res.Output)), tests
 	case !allPassed:
 		return false, fmt.Sprintf("`%s`: %s", c.Run, summary), tests
 	}
@@ -74,8 +90,9 @@ func (c command) CheckTests(ctx context.Context, run *Run) (bool, string, []resu
 
 // run runs the command and judges its exit code and stdout (only its starting, timing
 // out and cancellation when the check has per-test results). res is nil when the command
-// could not run.
-func (c command) run(ctx context.Context, run *Run) (bool, string, *toolexec.ShellResult) {
+// could not run. rd, when set, is the results directory the command may write, named in
+// its environment.
+func (c command) run(ctx context.Context, run *Run, rd *resultsDir) (bool, string, *toolexec.ShellResult) {
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = DefaultCommandTimeout
@@ -87,7 +104,15 @@ func (c command) run(ctx context.Context, run *Run) (bool, string, *toolexec.She
 	// The agent's commands' own conditions: the environment built from nothing (no API
 	// keys), the sandbox, limits and shared cache, the process group killed at the end.
 	ws.Env, ws.Network, ws.Limits, ws.CacheDir, ws.Sandbox = run.Env, run.Network, run.Limits, run.CacheDir, run.Wrap
-	res, err := toolexec.RunShell(ctx, ws, c.Run, timeout)
+	var env map[string]string
+	if rd != nil {
+		ws = ws.View()
+		if rd.host {
+			ws.Writable = append(ws.Writable, rd.dir)
+		}
+		env = map[string]string{ResultsDirEnv: rd.dir}
+	}
+	res, err := toolexec.RunShellInput(ctx, ws, c.Run, timeout, nil, env)
 	switch {
 	case err != nil:
 		return false, fmt.Sprintf("cannot run `%s`: %v", c.Run, err), nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -27,6 +28,71 @@ const maxResultFile = 16 << 20
 type RemoteFiles interface {
 	ReadFile(ctx context.Context, name string, max int64) ([]byte, error)
 	RemoveFile(ctx context.Context, name string) error
+	// TempDir makes a new directory with a name drawn now, which any user may write.
+	TempDir(ctx context.Context) (string, error)
+}
+
+// ResultsDirEnv is the variable that names a check's results directory: a command with
+// junit: writes its report there.
+const ResultsDirEnv = "RESULTS_DIR"
+
+// resultsDir is a directory made afresh for one command check's reports, outside the
+// workspace: on the host a new temp dir (which the sandbox hides from the agent's
+// commands, and whose name did not exist while the agent ran), inside an environment's
+// container a new directory under /tmp. Nothing the agent left behind can be in it.
+type resultsDir struct {
+	dir  string
+	host bool
+	rf   RemoteFiles
+}
+
+func newResultsDir(ctx context.Context, run *Run) (*resultsDir, error) {
+	if rf, ok := run.Wrap.(RemoteFiles); ok {
+		dir, err := rf.TempDir(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &resultsDir{dir: dir, rf: rf}, nil
+	}
+	dir, err := os.MkdirTemp("", "runner-results-")
+	if err != nil {
+		return nil, err
+	}
+	// The sandbox may run the command as another user (bwrap's, a task's): let it write.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return &resultsDir{dir: dir, host: true}, nil
+}
+
+// read reads a report the command wrote, capped; on the host through an os.Root, so a
+// link the command left cannot lead to a host file.
+func (r *resultsDir) read(ctx context.Context, name string) ([]byte, error) {
+	if !r.host {
+		return r.rf.ReadFile(ctx, path.Join(r.dir, name), maxResultFile)
+	}
+	root, err := os.OpenRoot(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(path.Clean(name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxResultFile))
+}
+
+func (r *resultsDir) remove() {
+	if r.host {
+		_ = os.RemoveAll(r.dir)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = r.rf.RemoveFile(ctx, r.dir)
 }
 
 // testsChecker is a Checker that also reports per-test results.
@@ -131,15 +197,28 @@ func ParseJUnit(data []byte) ([]result.Test, error) {
 	return out, nil
 }
 
+// problemText is a failure's message (the assertion) and the tail of its text (the
+// traceback's end, captured output), each bounded as failureMessage bounds pytest's.
 func problemText(p *junitProblem) string {
-	msg := strings.TrimSpace(p.Message)
-	if text := strings.TrimSpace(p.Text); text != "" && msg == "" {
-		msg = text
+	msg, text := strings.TrimSpace(p.Message), strings.Trim(p.Text, "\n")
+	if len(msg) > assertionShown {
+		msg = strings.ToValidUTF8(msg[:assertionShown], "") + "…"
 	}
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "…"
+	if strings.TrimSpace(text) == "" || strings.Contains(msg, strings.TrimSpace(text)) {
+		return msg
 	}
-	return msg
+	lines := strings.Split(text, "\n")
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	tail := strings.Join(lines, "\n")
+	if len(tail) > tailBytes {
+		tail = "…" + strings.ToValidUTF8(tail[len(tail)-tailBytes:], "")
+	}
+	if msg == "" {
+		return tail
+	}
+	return msg + "\n" + tail
 }
 
 // pytestLine is one line of pytest's -rA short test summary.
@@ -155,10 +234,29 @@ var pytestStatus = map[string]result.TestStatus{
 // ParsePytest reads the per-test results of pytest -rA output: the lines of the "short
 // test summary info" section (or of the whole output, when that header is missing), such
 // as "PASSED tests/test_outputs.py::test_hello" and "FAILED tests/t.py::test_x - assert 1 == 2".
+// A failed or errored test's message is taken from its section of the report where there
+// is one (see failureSections): pytest cuts the summary's line to the terminal's width
+// (80 columns without one), which loses the assertion.
 func ParsePytest(out string) []result.Test {
-	if i := strings.LastIndex(out, "short test summary info"); i >= 0 {
-		out = out[i:]
+	tests, _ := parsePytestCounted(out)
+	return tests
+}
+
+// pytestSummaryHeader is the line that opens pytest's short test summary (matched loosely:
+// a forgery need not draw the rule of = around it).
+var pytestSummaryHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^.*short test summary info.*$`)
+})
+
+// parsePytestCounted is ParsePytest, and the number of summary headers it saw: more than
+// one means something other than pytest printed one (pytest prints it once per run).
+func parsePytestCounted(full string) ([]result.Test, int) {
+	out := full
+	headers := pytestSummaryHeader().FindAllStringIndex(out, -1)
+	if len(headers) > 0 {
+		out = out[headers[len(headers)-1][0]:]
 	}
+	var sections map[string]string
 	var tests []result.Test
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -180,9 +278,15 @@ func ParsePytest(out string) []result.Test {
 		if file, name, ok := strings.Cut(t.Name, "::"); ok {
 			t.Classname, t.Name = file, name
 		}
+		if t.Status == result.TestFailed || t.Status == result.TestError {
+			if sections == nil {
+				sections = failureSections(full)
+			}
+			t.Message = failureMessage(t, sections)
+		}
 		tests = append(tests, t)
 	}
-	return tests
+	return tests, len(headers)
 }
 
 func skippedName(rest string) (name, reason string) {
@@ -233,3 +337,98 @@ func summarizeTests(tests []result.Test) (allPassed bool, msg string) {
 
 // trimXML drops a UTF-8 BOM some writers put before the XML declaration.
 func trimXML(b []byte) []byte { return bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) }
+
+// pytestSectionHeader is the line that opens one test's part of pytest's FAILURES or
+// ERRORS section ("____ test_x ____", "____ TestA.test_b[1] ____", "____ ERROR at setup
+// of test_c ____"); pytestRule ends the sections.
+var (
+	pytestSectionHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^_{3,} (.+?) _{3,}\r?$`) })
+	pytestRule          = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^={3,}( .* =+)?\r?$`) })
+)
+
+// failureSections maps each section header's title to its lines.
+func failureSections(out string) map[string]string {
+	sections := map[string]string{}
+	var title string
+	var body []string
+	flush := func() {
+		if title != "" {
+			sections[title] = strings.Join(body, "\n")
+		}
+		title, body = "", nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if m := pytestSectionHeader().FindStringSubmatch(line); m != nil {
+			flush()
+			title = m[1]
+			continue
+		}
+		if pytestRule().MatchString(line) {
+			flush()
+			continue
+		}
+		if title != "" {
+			body = append(body, strings.TrimRight(line, "\r"))
+		}
+	}
+	flush()
+	return sections
+}
+
+// Bounds on a failed test's message: its assertion's lines, and the end of its section.
+const (
+	assertionShown = 2000
+	tailLines      = 20
+	tailBytes      = 2000
+)
+
+// failureMessage is a failed test's assertion text (the section's "E" lines, in full) and
+// the tail of what follows them (where the error was raised, captured output), or the
+// summary's message when the output has no section for the test.
+func failureMessage(t result.Test, sections map[string]string) string {
+	title := strings.ReplaceAll(t.Name, "::", ".")
+	body, ok := sections[title]
+	if !ok && t.Status == result.TestError {
+		for _, when := range []string{"setup", "teardown", "call"} {
+			if body, ok = sections["ERROR at "+when+" of "+title]; ok {
+				break
+			}
+		}
+	}
+	if !ok {
+		return t.Message
+	}
+	lines := strings.Split(strings.Trim(body, "\n"), "\n")
+	var assertion []string
+	last := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "E ") || l == "E" {
+			assertion = append(assertion, strings.TrimPrefix(l[1:], "       ")) // "E" and 7 blanks
+			last = i
+		}
+	}
+	tail := lines
+	if last >= 0 {
+		tail = lines[last+1:]
+	}
+	if len(tail) > tailLines {
+		tail = tail[len(tail)-tailLines:]
+	}
+	msg := strings.TrimSpace(strings.Join(assertion, "\n"))
+	if msg == "" {
+		msg = t.Message
+	}
+	if len(msg) > assertionShown {
+		msg = strings.ToValidUTF8(msg[:assertionShown], "") + "…"
+	}
+	if rest := strings.Trim(strings.Join(tail, "\n"), "\n"); strings.TrimSpace(rest) != "" {
+		if len(rest) > tailBytes {
+			rest = "…" + strings.ToValidUTF8(rest[len(rest)-tailBytes:], "")
+		}
+		if msg != "" {
+			msg += "\n"
+		}
+		msg += rest
+	}
+	return msg
+}

@@ -58,7 +58,7 @@ func TestParseJUnit(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, got, []result.Test{
 		{Name: "test_a", Classname: "tests.test_outputs", Status: result.TestPassed, Duration: 500_000_000},
-		{Name: "test_b", Classname: "tests.test_outputs", Status: result.TestFailed, Message: "assert 1 == 2"},
+		{Name: "test_b", Classname: "tests.test_outputs", Status: result.TestFailed, Message: "assert 1 == 2\ntrace"},
 		{Name: "test_c", Status: result.TestSkipped, Message: "later"},
 		{Name: "test_d", Status: result.TestError, Message: "boom"},
 	})
@@ -78,17 +78,21 @@ func TestCommandPerTestResults(t *testing.T) {
 		msg   string
 		tests int
 	}{
-		{name: "pytest all pass, exit code ignored", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\nPASSED t.py::b\n`) + "; exit 1", Format: "pytest"},
+		{name: "pytest all pass", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\nPASSED t.py::b\n`), Format: "pytest"},
 			pass: true, msg: "2 of 2 tests passed", tests: 2},
 		{name: "pytest one fails", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\nFAILED t.py::b - no\n`), Format: "pytest"},
 			msg: "1 of 2 tests passed; failed: b", tests: 2},
-		{name: "exit code when written", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\n`) + "; exit 1", Format: "pytest", ExitCodeSet: true},
-			msg: "ended with exit code 1, want 0", tests: 1},
+		{name: "a non-zero exit fails whatever the summary says", spec: task.CommandCheck{Run: writeSummary(`PASSED t.py::a\n`) + "; exit 1", Format: "pytest"},
+			msg: "ended with exit code 1, want 0, whatever its report says", tests: 1},
 		{name: "no tests", spec: task.CommandCheck{Run: "echo nothing", Format: "pytest"}, msg: "reported no tests"},
-		{name: "junit written", spec: task.CommandCheck{Run: "mkdir -p r && cat > r/j.xml <<'EOF'\n" + junitXML + "\nEOF", JUnit: "r/j.xml"},
+		{name: "junit written", spec: task.CommandCheck{Run: "cat > \"$RESULTS_DIR/j.xml\" <<'EOF'\n" + junitXML + "\nEOF", JUnit: "j.xml"},
 			msg: "1 of 3 tests passed (1 skipped); failed: test_b, test_d", tests: 4},
-		{name: "junit planted by the agent is removed first", spec: task.CommandCheck{Run: "true", JUnit: "planted.xml"},
-			msg: "wrote no readable JUnit file planted.xml"},
+		{name: "junit all passed but exit 1", spec: task.CommandCheck{Run: `echo '<testsuite><testcase name="ok"/></testsuite>' > "$RESULTS_DIR/j.xml"; exit 1`, JUnit: "j.xml"},
+			msg: "ended with exit code 1, want 0", tests: 1},
+		{name: "junit planted by the agent in the workspace is not read", spec: task.CommandCheck{Run: "true", JUnit: "planted.xml"},
+			msg: "wrote no readable JUnit file $RESULTS_DIR/planted.xml"},
+		{name: "junit left as a link to a host file is not followed", spec: task.CommandCheck{Run: `ln -s /etc/passwd "$RESULTS_DIR/j.xml"`, JUnit: "j.xml"},
+			msg: "wrote no readable JUnit file $RESULTS_DIR/j.xml"},
 	}
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "planted.xml"), []byte(`<testsuite><testcase name="ok"/></testsuite>`), 0o644))
 	for _, tc := range tests {
@@ -138,3 +142,77 @@ func TestScore(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestForgedPytestSummaryAfterTheRealOne performs the second review's attack: an atexit
+// hook in the agent's module prints a summary of its own (all PASSED) after pytest's real
+// one. With the real exit code (1) the exit code fails it; with the hook also forcing exit
+// 0 (os._exit), the second summary gives it away. Either way a failure, never a pass.
+func TestForgedPytestSummaryAfterTheRealOne(t *testing.T) {
+	real := "printf '%s\\n' '============ short test summary info ============' " +
+		"'FAILED tests/test_x.py::test_answer - assert 41 == 42' '============ 1 failed in 0.01s ============'"
+	forged := "; printf '%s\\n' '============ short test summary info ============' " +
+		"'PASSED tests/test_x.py::test_answer' '============ 1 passed in 0.01s ============'"
+	for _, tc := range []struct{ name, exit, want string }{
+		{"real exit code", "; exit 1", "exited 1 and its output holds 2 pytest summaries"},
+		{"exit code forced to 0", "; exit 0", "holds 2 pytest summaries"},
+		{"bare forged header", "; printf 'short test summary info\\nPASSED tests/test_x.py::test_answer\\n'; exit 0", "holds 3 pytest summaries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := task.CommandCheck{Run: real + forged + tc.exit, Format: "pytest"}
+			got := Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: spec}, &Run{Workspace: t.TempDir()})
+			assert.Assert(t, !got.Passed, got.Message)
+			assert.Assert(t, contains(got.Message, tc.want), got.Message)
+		})
+	}
+}
+
+// pytestCut is pytest -rA output without a terminal: the summary's lines are cut to 80
+// columns, so the assertion is lost there; the FAILURES section keeps it.
+const pytestCut = `============================= test session starts ==============================
+collected 3 items
+
+tests/test_outputs.py F.E                                                [100%]
+
+==================================== ERRORS ====================================
+____________________ ERROR at setup of test_needs_database _____________________
+
+    @pytest.fixture
+    def db():
+>       raise RuntimeError("database is down: connection refused on 127.0.0.1:5432")
+E       RuntimeError: database is down: connection refused on 127.0.0.1:5432
+
+tests/test_outputs.py:9: RuntimeError
+=================================== FAILURES ===================================
+_______________________ TestGreeting.test_content[long] ________________________
+
+self = <test_outputs.TestGreeting object at 0x7f>
+
+    def test_content(self):
+>       assert open("/app/hello.txt").read() == "Hello, a rather long name that does not fit!\n"
+E       AssertionError: assert 'Hello, a rather long name!\n' == 'Hello, a rather long name that does not fit!\n'
+E         - Hello, a rather long name that does not fit!
+E         + Hello, a rather long name!
+
+tests/test_outputs.py:21: AssertionError
+----------------------------- Captured stdout call -----------------------------
+checking /app/hello.txt
+=========================== short test summary info ============================
+PASSED tests/test_outputs.py::test_exists
+FAILED tests/test_outputs.py::TestGreeting::test_content[long] - AssertionErr...
+ERROR tests/test_outputs.py::test_needs_database - RuntimeError: database is ...
+==================== 1 failed, 1 passed, 1 error in 0.12s =====================
+`
+
+// TestPytestFailureKeepsAssertionAndTail: a failed test's message holds its whole
+// assertion and the end of its report, not the summary's line cut at 80 columns.
+func TestPytestFailureKeepsAssertionAndTail(t *testing.T) {
+	got := ParsePytest(pytestCut)
+	assert.Equal(t, len(got), 3)
+	assert.Equal(t, got[1].Name, "TestGreeting::test_content[long]")
+	assert.Equal(t, got[1].Message, "AssertionError: assert 'Hello, a rather long name!\\n' == 'Hello, a rather long name that does not fit!\\n'\n"+
+		"  - Hello, a rather long name that does not fit!\n  + Hello, a rather long name!\n"+
+		"tests/test_outputs.py:21: AssertionError\n"+
+		"----------------------------- Captured stdout call -----------------------------\nchecking /app/hello.txt")
+	assert.Equal(t, got[2].Status, result.TestError)
+	assert.Equal(t, got[2].Message, "RuntimeError: database is down: connection refused on 127.0.0.1:5432\ntests/test_outputs.py:9: RuntimeError")
+}

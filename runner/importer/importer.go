@@ -8,8 +8,10 @@ package importer
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -291,18 +293,92 @@ func taskDirs(f Format, root string) ([]string, error) {
 	return dirs, nil
 }
 
-// Exists reports whether path names an existing regular file.
+// Exists reports whether path names an existing regular file (or a link to one).
 func Exists(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// DockerfileWorkdir is the last absolute WORKDIR a Dockerfile sets ("" when none).
-func DockerfileWorkdir(dockerfile string) string {
-	data, err := os.ReadFile(dockerfile)
+// MaxFile caps every file an import reads: prompts, scripts and configuration are
+// kilobytes, and a huge (or sparse) file must not exhaust memory.
+const MaxFile = 1 << 20
+
+// ReadFile reads the file rel (slash-separated) of the task directory dir through an
+// os.Root: a symlink that leaves dir (instruction.md -> ~/.ssh/id_rsa) is refused, as is
+// anything but a regular file and anything over MaxFile; the error names the file.
+func ReadFile(dir, rel string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return ""
+		return nil, err
 	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		if escapes(err) {
+			return nil, fmt.Errorf("%s: a symlink that leaves the task directory %s is refused", rel, dir)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", rel)
+	}
+	if fi.Size() > MaxFile {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d MiB a file of an imported task may have", rel, fi.Size(), MaxFile>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	if len(data) > MaxFile { // it grew while read
+		return nil, fmt.Errorf("%s: more than the %d MiB a file of an imported task may have", rel, MaxFile>>20)
+	}
+	return data, nil
+}
+
+// escapes reports whether an os.Root refused a path because it leads outside.
+func escapes(err error) bool {
+	var pe *os.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes")
+}
+
+// CheckTree refuses a directory of the task (tests/, the build context) that holds a
+// symlink leading outside the task directory dir: copied into a container or an image, it
+// would bring a host file along. A link that stays inside is fine.
+func CheckTree(dir, rel string) error {
+	top := filepath.Join(dir, filepath.FromSlash(rel))
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	if info, err := os.Lstat(top); err == nil && info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s: a symlink; the directory itself must be in the task directory", rel)
+	}
+	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&os.ModeSymlink == 0 {
+			return nil
+		}
+		r, _ := filepath.Rel(dir, p)
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("%s: a symlink that leads nowhere (%v): refused", filepath.ToSlash(r), err)
+		}
+		if inside, err := filepath.Rel(real, target); err != nil || !filepath.IsLocal(inside) {
+			return fmt.Errorf("%s: a symlink to %s, which leaves the task directory: refused", filepath.ToSlash(r), target)
+		}
+		return nil
+	})
+}
+
+// DockerfileWorkdir is the last absolute WORKDIR a Dockerfile sets ("" when none).
+func DockerfileWorkdir(data []byte) string {
 	workdir := ""
 	for _, line := range strings.Split(string(data), "\n") {
 		fields := strings.Fields(line)

@@ -62,8 +62,8 @@ func TestTerminalBench(t *testing.T) {
 	assert.Equal(t, c.Timeout, 30*time.Second)
 	assert.Equal(t, len(tk.Reference), 3)
 	assert.Equal(t, tk.Reference[0].Args["content"], "#!/bin/bash\necho \"Hello, $(cat /app/data/name.txt)!\" > /app/hello.txt\n")
-	// The standard compose file (one service, the harness's own variables) needs no note.
-	assert.Equal(t, len(o.Notes), 0, "%v", o.Notes)
+	// The standard compose file's log mounts are named, as every key not carried over is.
+	assert.DeepEqual(t, o.Notes, []string{`compose key "volumes" of the service (2 mounts) is not carried over: nothing of the host is mounted`})
 }
 
 func TestHarbor(t *testing.T) {
@@ -215,4 +215,145 @@ func TestTerminalBenchDescriptions(t *testing.T) {
 	assert.Equal(t, tk.Prompt, "Do it.")
 	assert.DeepEqual(t, o.Notes, []string{"2 descriptions: only the base one is the prompt"})
 	assert.Equal(t, tk.Verify.Copy, "", "no tests/ directory: run-tests.sh alone")
+}
+
+// TestImportRefusesSymlinksLeavingTheTaskDir performs the import attack: instruction.md,
+// solve.sh, solution.sh and a file under tests/ are symlinks to a host file (think
+// ~/.ssh/id_rsa). The import must refuse each task, naming the file, and copy nothing.
+func TestImportRefusesSymlinksLeavingTheTaskDir(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	assert.NilError(t, os.WriteFile(secret, []byte("-----BEGIN OPENSSH PRIVATE KEY----- hostsecret\n"), 0o600))
+	harborTask := map[string]string{"instruction.md": "Do it.\n", "task.toml": "[environment]\ndocker_image = \"img\"\n",
+		"tests/test.sh": "pytest -rA\n", "solution/solve.sh": "true\n"}
+	tbTask := map[string]string{"task.yaml": "instruction: do it\n", "Dockerfile": "FROM x\n", "run-tests.sh": "true\n",
+		"solution.sh": "true\n", "tests/test_x.py": "def test_x(): pass\n"}
+	for _, tc := range []struct {
+		format importer.Format
+		files  map[string]string
+		link   string
+	}{
+		{harbor.Format, harborTask, "instruction.md"},
+		{harbor.Format, harborTask, "solution/solve.sh"},
+		{harbor.Format, harborTask, "tests/secret.txt"},
+		{terminalbench.Format, tbTask, "solution.sh"},
+		{terminalbench.Format, tbTask, "run-tests.sh"},
+		{terminalbench.Format, tbTask, "task.yaml"},
+		{terminalbench.Format, tbTask, "tests/secret.txt"},
+	} {
+		t.Run(tc.format.Name+"/"+tc.link, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "task")
+			write(t, dir, tc.files)
+			link := filepath.Join(dir, filepath.FromSlash(tc.link))
+			_ = os.Remove(link)
+			assert.NilError(t, os.Symlink(secret, link))
+			out := t.TempDir()
+			var log bytes.Buffer
+			outcomes, err := importer.Import(tc.format, dir, out, &log)
+			if tc.link == "task.yaml" {
+				// The task file itself a link out: not even recognised as a task... or refused.
+				if err != nil {
+					return
+				}
+			} else {
+				assert.NilError(t, err)
+			}
+			assert.Equal(t, len(outcomes), 1)
+			assert.ErrorContains(t, outcomes[0].Err, tc.link)
+			assert.ErrorContains(t, outcomes[0].Err, "leaves the task directory")
+			assertNowhere(t, out, "hostsecret")
+			assert.Assert(t, !strings.Contains(log.String(), "hostsecret"))
+		})
+	}
+}
+
+// assertNowhere fails if any file under dir holds s.
+func assertNowhere(t *testing.T, dir, s string) {
+	t.Helper()
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			assert.Assert(t, !strings.Contains(string(b), s), "%s holds %q", p, s)
+		}
+		return nil
+	})
+}
+
+// TestImportCapsFileSize performs the memory attack: a 1 GiB sparse instruction.md. The
+// import refuses it at once, naming the file, without reading it.
+func TestImportCapsFileSize(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "task")
+	write(t, dir, map[string]string{"task.toml": "[environment]\ndocker_image = \"img\"\n", "tests/test.sh": "true\n", "instruction.md": ""})
+	assert.NilError(t, os.Truncate(filepath.Join(dir, "instruction.md"), 1<<30))
+	start := time.Now()
+	outcomes, err := importer.Import(harbor.Format, dir, t.TempDir(), &bytes.Buffer{})
+	assert.NilError(t, err)
+	assert.ErrorContains(t, outcomes[0].Err, "instruction.md: 1073741824 bytes, more than the 1 MiB a file of an imported task may have")
+	assert.Assert(t, time.Since(start) < 5*time.Second)
+
+	write(t, dir, map[string]string{"instruction.md": "Do it.\n", "tests/test.sh": strings.Repeat("#", importer.MaxFile+1)})
+	outcomes, err = importer.Import(harbor.Format, dir, t.TempDir(), &bytes.Buffer{})
+	assert.NilError(t, err)
+	assert.ErrorContains(t, outcomes[0].Err, "tests/test.sh: 1048577 bytes, more than the 1 MiB")
+}
+
+// TestHarborNetworkIsNeverWidened: each way Harbor says "less network" turns it off; what
+// runner cannot enforce (an allowlist) is off with a note; every key not carried over
+// (storage, compose volumes:) is named.
+func TestHarborNetworkIsNeverWidened(t *testing.T) {
+	for _, tc := range []struct {
+		name, toml, compose string
+		network             bool
+		notes               []string
+	}{
+		{"default", "", "", true, nil},
+		{"environment no-network", "[environment.network]\nmode = \"no-network\"\n", "", false, nil},
+		{"agent no-network", "[agent.network]\nmode = \"no-network\"\n", "", false, nil},
+		{"verifier no-network", "[verifier.network]\nmode = \"no-network\"\n", "", false, nil},
+		{"allowlist", "[environment.network]\nmode = \"allowlist\"\nallowed_hosts = [\"pypi.org\"]\n", "", false, []string{
+			`[environment.network] mode = "allowlist": runner has no allowlists yet, so the task runs with no network`,
+			"task.toml key environment.network.allowed_hosts is not carried over"}},
+		{"unknown mode", "[agent.network]\nmode = \"proxy\"\n", "", false, []string{`[agent.network] mode = "proxy" is unknown: no network rather than a guess`}},
+		{"storage", "[environment.storage]\nsize = \"10G\"\n", "", true, []string{"task.toml key environment.storage.size is not carried over"}},
+		{"compose", "", "services:\n  main:\n    build: .\n    network_mode: none\n    volumes: [\"/:/host\"]\n", false, []string{
+			`compose key "volumes" of the service (1 mounts) is not carried over: nothing of the host is mounted`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "task")
+			files := map[string]string{"instruction.md": "Do it.\n", "tests/test.sh": "true\n",
+				"task.toml": "[environment]\ndocker_image = \"img\"\n" + tc.toml}
+			if tc.compose != "" {
+				files["environment/docker-compose.yaml"] = tc.compose
+			}
+			write(t, dir, files)
+			tk, o, _ := importOne(t, harbor.Format, dir)
+			assert.Equal(t, tk.Environment.Network, tc.network)
+			var notes []string
+			for _, n := range o.Notes {
+				if !strings.HasPrefix(n, "no solution") {
+					notes = append(notes, n)
+				}
+			}
+			assert.DeepEqual(t, notes, tc.notes)
+		})
+	}
+}
+
+// TestTerminalBenchRunTestsPrecedence: with run-tests.sh and tests/run-tests.sh, the
+// harness copies run-tests.sh and then tests/ into /tests, so tests/run-tests.sh is run.
+func TestTerminalBenchRunTestsPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"task.yaml": "instruction: do it\n", "Dockerfile": "FROM x\n", "solution.sh": "true\n",
+		"run-tests.sh": "echo top\n", "tests/run-tests.sh": "echo inner\n"})
+	tk, o, _ := importOne(t, terminalbench.Format, dir)
+	_, top := tk.Verify.Files["run-tests.sh"]
+	assert.Assert(t, !top, "the top-level script must not stand in for tests/run-tests.sh")
+	assert.Assert(t, strings.HasSuffix(tk.Verify.Copy, "tests"))
+	assert.DeepEqual(t, o.Notes, []string{"run-tests.sh and tests/run-tests.sh both exist: tests/run-tests.sh is the one run, as in Terminal-Bench's harness (it copies tests/ into /tests after run-tests.sh)"})
+
+	// tests/run-tests.sh alone is enough.
+	dir = t.TempDir()
+	write(t, dir, map[string]string{"task.yaml": "instruction: do it\n", "Dockerfile": "FROM x\n", "solution.sh": "true\n", "tests/run-tests.sh": "echo inner\n"})
+	tk, o, _ = importOne(t, terminalbench.Format, dir)
+	assert.Equal(t, len(tk.Verify.Files), 0)
+	assert.Equal(t, len(o.Notes), 0, "%v", o.Notes)
 }

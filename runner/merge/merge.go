@@ -33,10 +33,11 @@ func KeyOf(s result.Scenario) Key {
 // ResultFile is the name of each scenario's record in an output directory.
 const ResultFile = "result.json"
 
-// Load reads every scenario under paths: a directory is searched (recursively, so a
-// folder of downloaded shard artifacts works) for result.json files; a file is a JSON
-// report (runner run --json) or one result.json. A path with no results is an error, as
-// is a file that is neither.
+// Load reads every scenario under paths: a directory is searched for output directories
+// (those holding a ManifestFile, so a folder of downloaded shard artifacts works), and
+// from each only the result files its manifest lists are read; a file is a JSON report
+// (runner run --json) or one result.json. A path with no results is an error, as is a
+// file that is neither, or a listed result file that changed since runner wrote it.
 func Load(paths []string) ([]result.Scenario, error) {
 	var all []result.Scenario
 	for _, p := range paths {
@@ -54,14 +55,15 @@ func Load(paths []string) ([]result.Scenario, error) {
 			return nil, err
 		}
 		if len(got) == 0 {
-			return nil, fmt.Errorf("merge: %s: no %s files or scenarios in it", p, ResultFile)
+			return nil, fmt.Errorf("merge: %s: no %s listing result files, and no scenarios in it (only what runner listed there is read)", p, ManifestFile)
 		}
 		all = append(all, got...)
 	}
 	return all, nil
 }
 
-// LoadDir reads the result.json files under dir; a missing dir holds no results.
+// LoadDir reads the result files that the manifests under dir list (see Load); a missing
+// dir, or one without a manifest, holds no results.
 func LoadDir(dir string) ([]result.Scenario, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -70,23 +72,17 @@ func LoadDir(dir string) ([]result.Scenario, error) {
 }
 
 func loadDir(dir string) ([]result.Scenario, error) {
-	var out []result.Scenario
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || d.Name() != ResultFile {
-			return nil
-		}
-		s, err := readResult(path)
-		if err != nil {
-			return err
-		}
-		out = append(out, s)
-		return nil
-	})
+	dirs, err := findManifests(dir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
+	}
+	var out []result.Scenario
+	for _, d := range dirs {
+		got, _, err := loadManifest(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		out = append(out, got...)
 	}
 	return out, nil
 }
@@ -96,6 +92,10 @@ func readResult(path string) (result.Scenario, error) {
 	if err != nil {
 		return result.Scenario{}, err
 	}
+	return decodeResult(path, b)
+}
+
+func decodeResult(path string, b []byte) (result.Scenario, error) {
 	var s result.Scenario
 	if err := json.Unmarshal(b, &s); err != nil {
 		return result.Scenario{}, fmt.Errorf("%s: not a result file: %w", path, err)

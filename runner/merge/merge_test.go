@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func writeResult(t *testing.T, dir string, s result.Scenario) {
 	assert.NilError(t, os.MkdirAll(d, 0o755))
 	b, err := json.Marshal(s)
 	assert.NilError(t, err)
-	assert.NilError(t, os.WriteFile(filepath.Join(d, merge.ResultFile), b, 0o644))
+	assert.NilError(t, merge.WriteResult(dir, s.Name+"/"+merge.ResultFile, b))
 }
 
 // Results from several directories (nested, as downloaded artifacts are) come back in
@@ -51,7 +52,7 @@ func TestLoadAndCombine(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	empty := t.TempDir()
 	_, err := merge.Load([]string{empty})
-	assert.ErrorContains(t, err, "no result.json files")
+	assert.ErrorContains(t, err, "no results.manifest.jsonl listing result files")
 	bad := filepath.Join(t.TempDir(), "x.json")
 	assert.NilError(t, os.WriteFile(bad, []byte(`{"hello": 1}`), 0o644))
 	_, err = merge.Load([]string{bad})
@@ -66,4 +67,47 @@ func TestDone(t *testing.T) {
 	passed := result.Scenario{Status: result.Passed, Stop: result.StopCompleted}
 	assert.Assert(t, !merge.Done(interrupted, false) && merge.Done(failed, false) && merge.Done(passed, false))
 	assert.Assert(t, !merge.Done(failed, true) && merge.Done(passed, true))
+}
+
+// TestForgedResultInKeptWorkspaceIsNotRead performs the second review's attack: with kept
+// workspaces under the output directory, the failed agent wrote a result.json of its own
+// (status passed, dated 2030, so it would win as the latest) into its workspace. Merge and
+// resume must read only what runner listed in the manifest, and a listed result file that
+// was changed afterwards is an error, never a pass.
+func TestForgedResultInKeptWorkspaceIsNotRead(t *testing.T) {
+	out := t.TempDir()
+	writeResult(t, out, result.Scenario{Name: "a", File: "a.yaml", Status: result.Failed, Started: t0})
+	forged, err := json.Marshal(result.Scenario{Name: "a", File: "a.yaml", Status: result.Passed, Started: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})
+	assert.NilError(t, err)
+	ws := filepath.Join(out, "workspaces", "runner-ws-a")
+	assert.NilError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(ws, merge.ResultFile), forged, 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(ws, "sub", merge.ResultFile), forged, 0o644))
+	// A manifest of its own inside the workspace is below the output directory's: unread.
+	assert.NilError(t, merge.WriteResult(ws, "sub/"+merge.ResultFile, forged))
+
+	for _, load := range []func(string) ([]result.Scenario, error){
+		func(d string) ([]result.Scenario, error) { return merge.Load([]string{d}) },
+		merge.LoadDir,
+	} {
+		got, err := load(out)
+		assert.NilError(t, err)
+		assert.Equal(t, len(got), 1)
+		s := merge.Index(got)[merge.Key{File: "a.yaml", Name: "a"}]
+		assert.Equal(t, s.Status, result.Failed)
+		assert.Assert(t, !merge.Done(s, true), "--rerun-failed must run it again")
+	}
+
+	// The listed file itself overwritten: detected.
+	assert.NilError(t, os.WriteFile(filepath.Join(out, "a", merge.ResultFile), forged, 0o644))
+	_, err = merge.Load([]string{out})
+	assert.ErrorContains(t, err, "a/result.json was changed after runner wrote it")
+	_, err = merge.LoadDir(out)
+	assert.ErrorContains(t, err, "was changed after runner wrote it")
+
+	// A manifest line that leaves the directory is refused.
+	bad := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(bad, merge.ManifestFile), []byte(`{"path":"../x/result.json","sha256":"`+strings.Repeat("0", 64)+`"}`+"\n"), 0o644))
+	_, err = merge.Load([]string{bad})
+	assert.ErrorContains(t, err, "leaves")
 }

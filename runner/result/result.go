@@ -134,6 +134,10 @@ type FileChanges struct {
 	// Protected are the changed paths that the task's verify.protect globs cover; any
 	// fails the scenario.
 	Protected []string `json:"protected,omitempty"`
+	// Outside are the paths of an environment's container that changed outside the
+	// workspace during the agent's turn ("C /usr/local/bin/pytest": A added, C changed,
+	// D deleted), as the engine's diff lists them.
+	Outside []string `json:"outside,omitempty"`
 	// Incomplete is set when the workspace held too many entries to compare them all
 	// (protected paths are always compared).
 	Incomplete bool `json:"incomplete,omitempty"`

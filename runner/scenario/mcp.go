@@ -36,13 +36,16 @@ func (r *runState) startMCP(ctx context.Context, ws *tools.Workspace, reg *tools
 	byServer := map[string][]string{}
 	var all []tools.Tool
 	for _, def := range t.MCP {
-		// The server's view of the workspace adds its task directory, read-only, which the
-		// agent's commands do not get.
+		// The server's view of the workspace adds its declared files, read-only, which the
+		// agent's commands do not get, and an environment that loads no code from the
+		// workspace unless the server's env: asks for it.
 		env := map[string]string{"TASK_DIR": def.Dir}
 		for k, v := range def.Env {
 			env[k] = v
 		}
-		s, err := mcp.Start(ctx, ws.View(def.Dir), mcp.Options{Name: def.Name, Argv: def.Argv, Env: env, CallTimeout: def.Timeout})
+		sws := ws.View(def.Files...)
+		sws.NoWorkspaceCode = true
+		s, err := mcp.Start(ctx, sws, mcp.Options{Name: def.Name, Argv: def.Argv, Env: env, CallTimeout: def.Timeout})
 		if err != nil {
 			stop()
 			return nil, nil, nil, err

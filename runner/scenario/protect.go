@@ -147,6 +147,10 @@ func fileChanges(c workspace.Changes) *result.FileChanges {
 	if len(fc.Protected) > result.MaxListedFiles {
 		fc.Protected = fc.Protected[:result.MaxListedFiles]
 	}
+	fc.Outside = c.Outside
+	if len(fc.Outside) > result.MaxListedFiles {
+		fc.Outside = fc.Outside[:result.MaxListedFiles]
+	}
 	return fc
 }
 

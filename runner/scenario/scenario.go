@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/policy"
@@ -174,7 +175,10 @@ func (r *runState) finish() {
 		r.res.Status, r.res.Reason = result.Errored, err.Error()
 	}
 	if b, err := json.MarshalIndent(r.res, "", "  "); err == nil {
-		_ = scrub.WriteFile(filepath.Join(r.out, "result.json"), append(b, '\n'), 0o644)
+		// Listed with its SHA-256 in the output directory's manifest: merge and resume
+		// read nothing else (see merge.ManifestFile). Scrubbed again as bytes: the record
+		// was scrubbed as values, this catches what encoding made of them.
+		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, scrub.Bytes(append(b, '\n')))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/assert"
@@ -66,7 +67,7 @@ func (r *runState) verify(p *prepared, a acted) verification {
 	switch a.out.Stop {
 	case result.StopError:
 		v := guard(vctx, func() verification {
-			c, err := r.compare(vctx, p.dir, p.manifest)
+			c, err := r.compare(vctx, p.env, p.dir, p.manifest)
 			return verification{changes: c, err: err}
 		})
 		v.err = a.out.Err
@@ -103,11 +104,31 @@ func guard(ctx context.Context, fn func() verification) verification {
 	}
 }
 
-// compare finds what the agent changed and records it in the transcript.
-func (r *runState) compare(ctx context.Context, dir string, m *workspace.Manifest) (*workspace.Changes, error) {
+// compare finds what the agent changed and records it in the transcript: in the
+// workspace, and with an environment in its container outside the workspace (the agent
+// is often root there: it could replace the image's test runner), where absolute
+// verify.protect globs apply.
+func (r *runState) compare(ctx context.Context, env *container.Container, dir string, m *workspace.Manifest) (*workspace.Changes, error) {
 	c, err := m.Compare(ctx, dir)
 	if err != nil {
 		return nil, err
+	}
+	if env != nil {
+		diff, err := env.Diff(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var changed []string
+		for _, d := range diff {
+			if w := env.Workdir(); d.Path == w || strings.HasPrefix(d.Path, w+"/") {
+				continue // the workspace, compared above
+			}
+			c.Outside = append(c.Outside, d.Kind+" "+d.Path)
+			changed = append(changed, d.Path) // a deleted test runner counts too
+		}
+		if p, _, ok := workspace.ProtectedOutside(r.t.Verify.Protect, changed); ok {
+			c.Protected = append(c.Protected, p)
+		}
 	}
 	_ = r.record(0, transcript.FilesChanged(*fileChanges(c)))
 	return &c, nil
@@ -117,7 +138,7 @@ func (r *runState) compare(ctx context.Context, dir string, m *workspace.Manifes
 // they are not counted), adds the verify files and checks the assertions.
 func (r *runState) verifyNow(ctx context.Context, env *container.Container, dir string, m *workspace.Manifest, check *assert.Run) verification {
 	var v verification
-	if v.changes, v.err = r.compare(ctx, dir, m); v.err != nil {
+	if v.changes, v.err = r.compare(ctx, env, dir, m); v.err != nil {
 		return v
 	}
 	if err := r.addVerify(ctx, env, dir); err != nil {

@@ -242,7 +242,9 @@ func uses(s *jsonschema.Schema) {
 		s.PropertyNames = &jsonschema.Schema{Pattern: `^[A-Za-z_][A-Za-z0-9_]*$`}
 		s.AdditionalProperties = &jsonschema.Schema{Extras: map[string]any{"type": []string{"string", "number", "boolean"}}}
 	case "protect":
-		s.Items = &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1)), Not: &jsonschema.Schema{Pattern: `^/|\\|(^|/)\.\.?(/|$)`}}
+		// Absolute globs name paths inside a task's container (environment:); the loader
+		// refuses them without one.
+		s.Items = &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1)), Not: &jsonschema.Schema{Pattern: `\\|(^|/)\.\.?(/|$)`}}
 	case "parameters":
 		s.Properties = jsonschema.NewProperties()
 		s.Properties.Set("type", &jsonschema.Schema{Const: "object", Description: "Always object."})

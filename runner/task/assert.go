@@ -232,12 +232,11 @@ func (l *loader) command(n ast.Node, f string) (CommandCheck, bool) {
 				c.Timeout, ok = dur, true
 			}
 		case "junit":
-			if c.JUnit, ok = d.nonEmpty(e.value, f); ok && !strings.HasPrefix(c.JUnit, "/") && !localPath(c.JUnit) {
-				d.fail(e.value, f, "path %q must stay inside the workspace, or be absolute inside the container", c.JUnit)
+			// The report is read from $RESULTS_DIR, a directory runner makes afresh for
+			// this command: a path the agent could have written is no longer accepted.
+			if c.JUnit, ok = d.nonEmpty(e.value, f); ok && !localPath(c.JUnit) {
+				d.fail(e.value, f, "%q: name the report's file inside $RESULTS_DIR, the directory runner makes afresh for this command outside the agent's reach (the command writes \"$RESULTS_DIR/junit.xml\", junit: junit.xml)", c.JUnit)
 				ok = false
-			}
-			if ok && strings.HasPrefix(c.JUnit, "/") {
-				l.absPaths = append(l.absPaths, absPath{e.value, f})
 			}
 		case "format":
 			if c.Format, ok = d.nonEmpty(e.value, f); ok && c.Format != FormatPytest {
@@ -251,6 +250,11 @@ func (l *loader) command(n ast.Node, f string) (CommandCheck, bool) {
 	c.ExitCodeSet = exitAt && c.PerTest()
 	if ok && c.JUnit != "" && c.Format != "" {
 		d.fail(n, f, "give junit or format, not both")
+		ok = false
+	}
+	if ok && c.PerTest() && c.ExitCode != 0 {
+		// A report never outweighs the exit code: tests that all pass end with 0.
+		d.fail(n, join(f, "exit_code"), "%d with per-test results: they pass only when the command exits 0", c.ExitCode)
 		ok = false
 	}
 	return c, ok

@@ -22,16 +22,19 @@ type ToolDef struct {
 	// Risk is read_only, safe_write or dangerous (the default).
 	Risk    string        `json:"risk,omitempty" jsonschema_description:"What the approval policy sees (read-only mode runs only read_only tools). Default: dangerous." jsonschema_extras:"use=risk"`
 	Timeout time.Duration `json:"timeout,omitempty" jsonschema_description:"Time limit of each call, at most 300s; the command and everything it started are killed. Default: 30s."`
-	// Dir is the task file's directory (absolute): the command reads it as TASK_DIR.
-	Dir string   `json:"dir" jsonschema:"-"`
-	Pos Position `json:"pos" jsonschema:"-"`
+	// Dir is the task file's directory (absolute): the command finds it in TASK_DIR.
+	Dir string `json:"dir" jsonschema:"-"`
+	// Files are what the command may read of Dir (absolute): files: and the
+	// $TASK_DIR/PATH its command names. Nothing else of Dir is there for it.
+	Files []string `json:"files,omitempty" jsonschema_description:"Paths of files or directories beside the task file that the command may read (under TASK_DIR); besides them it sees only the $TASK_DIR/PATH its command names. Never the task file or its verify files." jsonschema_extras:"use=texts"`
+	Pos   Position `json:"pos" jsonschema:"-"`
 }
 
 // Tool builds the tool. Load has checked the definition, so an error here means the
 // ToolDef was built by hand.
 func (d ToolDef) Tool() (tools.Tool, error) {
 	return command.New(command.Def{Name: d.Name, Description: d.Description, Parameters: d.Parameters,
-		Command: d.Command, Risk: tools.Risk(d.Risk), Timeout: d.Timeout, Dir: d.Dir})
+		Command: d.Command, Risk: tools.Risk(d.Risk), Timeout: d.Timeout, Dir: d.Dir, Files: d.Files})
 }
 
 var (
@@ -97,7 +100,12 @@ func (l *loader) toolsDefined(n ast.Node, field string) {
 					}
 				}
 			case "command":
-				def.Command, fine = d.nonEmpty(e.value, f)
+				if def.Command, fine = d.nonEmpty(e.value, f); fine {
+					def.Files = append(def.Files, l.commandFiles(e.value, f, dir, def.Command)...)
+				}
+			case "files":
+				def.Files = append(def.Files, l.declaredFiles(e.value, f, dir)...)
+				fine = true
 			case "risk":
 				def.Risk, fine = d.enum(e.value, f, risks)
 			case "timeout":

@@ -282,6 +282,8 @@ type loader struct {
 	definedNames []string
 	mcpNames     []string
 	absPaths     []absPath
+	// toolFiles are the files tools and servers may read, checked once verify is known.
+	toolFiles []toolFile
 
 	// templated is set for a case of a file with vars:, matrix: or dataset:.
 	templated bool
@@ -338,6 +340,7 @@ func (l *loader) decode(root ast.Node) {
 		l.validName(root, "name", t.Name)
 	}
 	d.require(root, "", present, "prompt")
+	l.checkToolFiles()
 }
 
 // topLevel decodes each top-level key (taskFields) into the task: one row per key.
@@ -578,6 +581,17 @@ func (l *loader) protectGlobs(n ast.Node, field string) []string {
 	for i, it := range items {
 		f := index(field, i)
 		if s, ok := l.d.nonEmpty(it, f); ok {
+			if strings.HasPrefix(s, "/") {
+				// A path inside the environment's container, outside the workspace (the
+				// image's test runner): what the agent changed there is compared after it.
+				if err := CheckProtectGlob(s[1:]); err != nil {
+					l.d.fail(it, f, "%v", err)
+					continue
+				}
+				l.absPaths = append(l.absPaths, absPath{it, f})
+				out = append(out, s)
+				continue
+			}
 			if err := CheckProtectGlob(s); err != nil {
 				l.d.fail(it, f, "%v", err)
 				continue

@@ -23,10 +23,13 @@ type MCPServer struct {
 	// Timeout bounds each call of the server's tools (default 60s).
 	Timeout time.Duration `json:"timeout,omitempty" jsonschema_description:"Time limit of each tool call, at most 10m. Default: 60s."`
 	// Argv is Command and Args with relative paths that exist next to the task file made
-	// absolute; Dir is that directory, which the sandbox shows the server read-only.
+	// absolute; Dir is that directory, the server's TASK_DIR.
 	Argv []string `json:"argv" jsonschema:"-"`
 	Dir  string   `json:"dir" jsonschema:"-"`
-	Pos  Position `json:"pos" jsonschema:"-"`
+	// Files are what the server may read of Dir (absolute), read-only: files: and the
+	// paths of Argv inside Dir. Nothing else of Dir is there for it.
+	Files []string `json:"files,omitempty" jsonschema_description:"Paths of files or directories beside the task file the server may read (read-only); besides them it sees only the paths its command and args name. Never the task file or its verify files." jsonschema_extras:"use=texts"`
+	Pos   Position `json:"pos" jsonschema:"-"`
 }
 
 var (
@@ -73,6 +76,9 @@ func (l *loader) mcpServers(n ast.Node, field string) {
 					d.fail(e.value, f, "at most %s, got %s", maxMCPCallTime, s.Timeout)
 					fine = false
 				}
+			case "files":
+				s.Files = append(s.Files, l.declaredFiles(e.value, f, dir)...)
+				fine = true
 			}
 			ok = ok && fine
 		})
@@ -84,6 +90,9 @@ func (l *loader) mcpServers(n ast.Node, field string) {
 		for _, a := range s.Args {
 			s.Argv = append(s.Argv, resolveNextTo(dir, a, false))
 		}
+		for _, p := range l.argvFiles(it, f, dir, s.Argv) {
+			s.Files = appendNew(s.Files, p)
+		}
 		l.t.MCP = append(l.t.MCP, s)
 	}
 }
@@ -91,8 +100,12 @@ func (l *loader) mcpServers(n ast.Node, field string) {
 // resolveNextTo makes a relative path absolute against the task file's directory: the
 // command when it holds a slash (a bare name is looked up on PATH), an argument when it
 // names something that exists there (anything else, a flag or a word, is left alone).
+//
+// "." (or anything that cleans to the directory itself, or leaves it) stays as written: it
+// names the server's working directory, the workspace, and the task's directory holds
+// the task file, which no server may be given.
 func resolveNextTo(dir, p string, isCommand bool) string {
-	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "-") {
+	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "-") || filepath.Clean(p) == "." || !filepath.IsLocal(filepath.Clean(p)) {
 		return p
 	}
 	if isCommand {

@@ -67,7 +67,7 @@ func TestSchemaRejectsInvalidTasks(t *testing.T) {
 		{"bad_duration", "at '/timeout': '5 minutes' does not match pattern"},
 		{"indentation", "at '/assert/0': maxProperties: got 3, want 1"},
 		{"bad_approval", "at '/approval/rules/1': missing property 'action'"},
-		{"bad_protect", "at '/verify/protect/1': 'not' failed"},
+		{"bad_protect", "at '/verify/protect/2': 'not' failed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

@@ -205,7 +205,7 @@ type VerifySpec struct {
 	// (test files, conftest.py, Makefile): the agent's file tools may not write there, and
 	// any change the agent made there fails the scenario. A glob that matches a directory
 	// protects everything under it.
-	Protect []string `json:"protect,omitempty" jsonschema_description:"Globs (doublestar: **, *, ?, [..], {a,b}) over workspace paths that verification runs on, such as '**/*_test.go', '**/conftest.py', 'Makefile'. The agent's file tools may not write there, and a file the agent created, changed or deleted there in any way fails the scenario. A glob that matches a directory protects everything under it." jsonschema_extras:"use=protect"`
+	Protect []string `json:"protect,omitempty" jsonschema_description:"Globs (doublestar: **, *, ?, [..], {a,b}) over workspace paths that verification runs on, such as '**/*_test.go', '**/conftest.py', 'Makefile'; with environment:, an absolute glob names paths inside the container (its test runner), checked with the engine's diff after the agent. The agent's file tools may not write there, and a file the agent created, changed or deleted there in any way fails the scenario. A glob that matches a directory protects everything under it." jsonschema_extras:"use=protect"`
 }
 
 // Call is one tool call of the reference solution.
@@ -267,11 +267,12 @@ type CommandCheck struct {
 	ExitCode       int           `json:"exit_code" jsonschema:"minimum=0" jsonschema_description:"The expected exit code. Default: 0."`
 	StdoutContains string        `json:"stdout_contains,omitempty" jsonschema_description:"A substring the command's output must contain." jsonschema_extras:"use=text"`
 	Timeout        time.Duration `json:"timeout,omitempty" jsonschema_description:"Time limit for the command. Default: 60s."`
-	// JUnit names a JUnit XML file the command writes (a workspace path, or an absolute
-	// path inside the environment); Format "pytest" parses pytest -rA output on stdout.
+	// JUnit names the JUnit XML file the command writes inside $RESULTS_DIR, a directory
+	// runner makes afresh for it; Format "pytest" parses pytest -rA output on stdout.
 	// Either turns each test into a result of its own: the check then passes when every
-	// test passed (and at least one ran), and the exit code counts only if ExitCodeSet.
-	JUnit  string `json:"junit,omitempty" jsonschema:"minLength=1" jsonschema_description:"A JUnit XML file the command writes (a workspace path, or absolute inside the environment): each test becomes a result of its own."`
+	// test passed (and at least one ran) and the command exited 0 (the loader refuses
+	// another exit_code: a report never outweighs the exit code).
+	JUnit  string `json:"junit,omitempty" jsonschema:"minLength=1" jsonschema_description:"The name of the JUnit XML file the command writes inside $RESULTS_DIR, a directory runner makes afresh for each command outside anything the agent could write: each test becomes a result of its own. Write it as \"$RESULTS_DIR/junit.xml\"."`
 	Format string `json:"format,omitempty" jsonschema:"enum=pytest" jsonschema_description:"pytest: parse pytest -rA output on stdout into per-test results."`
 	// ExitCodeSet records that exit_code was written beside junit or format.
 	ExitCodeSet bool `json:"-"`

@@ -67,6 +67,10 @@ func (m *Manifest) ProtectedUnder(dir string) (string, string, bool) {
 type Changes struct {
 	Created, Changed, Deleted []string
 	Protected                 []string
+	// Outside are the paths an environment's container changed outside the workspace,
+	// as "K /path" (K: A added, C changed, D deleted); absolute verify.protect globs
+	// that cover one add it to Protected.
+	Outside []string
 	// Incomplete is set when the workspace held more than maxEntries entries: changes to
 	// unprotected paths beyond them are not listed.
 	Incomplete bool

@@ -4,9 +4,10 @@
 //
 // The command receives the call's arguments as a JSON object on stdin and in TOOL_ARGS,
 // and each top-level scalar argument as TOOL_ARG_<NAME> (upper-cased, other characters
-// than letters and digits turned into _), and the task file's directory as TASK_DIR. Its
-// stdout is the result; a non-zero exit is an error result carrying its output (stdout
-// and stderr).
+// than letters and digits turned into _), and the task file's directory as TASK_DIR, of
+// which it sees only the files it declares. It starts with an environment that loads no
+// code from the workspace (tools/exec.NoWorkspaceCode). Its stdout is the result; a
+// non-zero exit is an error result carrying its output (stdout and stderr).
 package command
 
 import (
@@ -33,10 +34,13 @@ type Def struct {
 	Risk tools.Risk
 	// Timeout bounds each call; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Dir, when set, is the task file's directory: the command may read it (the sandbox
-	// binds it read-only for this command alone) and finds it in TASK_DIR, so its scripts
-	// can live next to the task file, out of the agent's reach.
+	// Dir, when set, is the task file's directory, which the command finds in TASK_DIR,
+	// so its scripts can live next to the task file, out of the agent's reach.
 	Dir string
+	// Files are the absolute paths (files or directories, under Dir) the command may
+	// read: the sandbox shows it these, read-only, and nothing else of Dir (never the
+	// task file, its verify files or its reference).
+	Files []string
 }
 
 // DefaultTimeout bounds a call when the definition sets none (run_in_terminal's default).
@@ -95,8 +99,12 @@ func (t *tool) Execute(ctx context.Context, args tools.Args, ws *tools.Workspace
 		return tools.Failf(tools.CodeInvalidArgument, "", "arguments do not encode as JSON: %v", err)
 	}
 	env := Env(args, payload)
+	// The tool's view: its declared files read-only, and an environment that loads no
+	// code from the workspace, where the agent could plant some (a py_compile.py that
+	// python -m would import in place of the real one).
+	ws = ws.View(t.def.Files...)
+	ws.NoWorkspaceCode = true
 	if t.def.Dir != "" {
-		ws = ws.View(t.def.Dir)
 		env["TASK_DIR"] = t.def.Dir
 	}
 	res, err := exec.RunShellInput(ctx, ws, t.def.Command, t.def.Timeout, payload, env)

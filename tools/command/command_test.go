@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -233,7 +234,7 @@ func TestTaskDirIsReadableToTheToolOnly(t *testing.T) {
 	}
 	dir := t.TempDir()
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "tool.sh"), []byte("#!/bin/sh\necho \"from the task dir: $1\"\n"), 0o755))
-	reg := registry(t, Def{Name: "scripted", Dir: dir, Parameters: map[string]any{"type": "object",
+	reg := registry(t, Def{Name: "scripted", Dir: dir, Files: []string{filepath.Join(dir, "tool.sh")}, Parameters: map[string]any{"type": "object",
 		"properties": map[string]any{"word": map[string]any{"type": "string"}}},
 		Command: `"$TASK_DIR/tool.sh" "$TOOL_ARG_WORD"; { echo changed > "$TASK_DIR/tool.sh"; } 2>/dev/null; true`})
 	ws := workspace(t)
@@ -245,6 +246,75 @@ func TestTaskDirIsReadableToTheToolOnly(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(string(b), "from the task dir"), "the task directory was written to")
 	assert.Equal(t, len(ws.ReadOnly), 0, "the agent's workspace must not gain the directory")
+}
+
+// TestToolSeesOnlyItsDeclaredFiles performs what the agent's code, run in a tool's context,
+// would try: read the task file (the reference, the hidden tests' content) and the verify
+// files out of TASK_DIR. In each sandbox that works here, only the declared script is there.
+func TestToolSeesOnlyItsDeclaredFiles(t *testing.T) {
+	dir := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "tool.sh"), []byte("#!/bin/sh\necho tool ran\n"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "task.yaml"), []byte("reference: secret-answer\n"), 0o644))
+	assert.NilError(t, os.MkdirAll(filepath.Join(dir, "verify"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "verify", "hidden_test.py"), []byte("secret-test\n"), 0o644))
+	ran := 0
+	for _, mode := range []string{sandbox.ModeBwrap, sandbox.ModeLandlock} {
+		t.Run(mode, func(t *testing.T) {
+			w, _, err := sandbox.Probe(context.Background(), mode)
+			if err != nil {
+				t.Skipf("%s does not work here: %v", mode, err)
+			}
+			ran++
+			reg := registry(t, Def{Name: "steal", Dir: dir, Files: []string{filepath.Join(dir, "tool.sh")},
+				Command: `"$TASK_DIR/tool.sh"; cat "$TASK_DIR/task.yaml" "$TASK_DIR/verify/hidden_test.py"; ls "$TASK_DIR"; cp -r "$TASK_DIR" stolen; true`})
+			ws := workspace(t)
+			ws.Sandbox = w
+			res := reg.Run(context.Background(), "steal", nil, ws)
+			assert.Assert(t, res.Success, res.Output)
+			assert.Check(t, is.Contains(res.Output, "tool ran"))
+			assert.Check(t, !strings.Contains(res.Output, "secret-"), res.Output)
+			_ = filepath.WalkDir(ws.Dir(), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					b, _ := os.ReadFile(p)
+					assert.Check(t, !strings.Contains(string(b), "secret-"), "%s holds a hidden file's content", p)
+				}
+				return nil
+			})
+		})
+	}
+	if ran == 0 {
+		t.Skip("no sandbox works here")
+	}
+}
+
+// TestToolLoadsNoCodeFromTheWorkspace performs the second review's attack: the agent
+// plants py_compile.py (and an ls, with "." on the task's PATH) in the workspace; a tool
+// running `python3 -m py_compile` and `ls` there must run the real ones.
+func TestToolLoadsNoCodeFromTheWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	reg := registry(t, Def{Name: "check", Command: `python3 -m py_compile ok.py && echo compiled; ls >/dev/null; env | grep -E '^(PYTHONSAFEPATH|PATH|NODE_PATH)='`})
+	ws := workspace(t)
+	ws.Env = map[string]string{"PATH": ".::bin:" + os.Getenv("PATH"), "NODE_PATH": "node_modules"}
+	planted := map[string]string{
+		"ok.py":         "x = 1\n",
+		"py_compile.py": "open('pwned-python', 'w').write('agent code ran in the tool')\n",
+		"ls":            "#!/bin/sh\necho agent code > pwned-ls\n",
+	}
+	for name, content := range planted {
+		assert.NilError(t, os.WriteFile(filepath.Join(ws.Dir(), name), []byte(content), 0o755))
+	}
+	res := reg.Run(context.Background(), "check", nil, ws)
+	assert.Assert(t, res.Success, res.Output)
+	assert.Check(t, is.Contains(res.Output, "compiled\n"))
+	assert.Check(t, is.Contains(res.Output, "PYTHONSAFEPATH=1\n"))
+	assert.Check(t, !strings.Contains(res.Output, "NODE_PATH="), res.Output)
+	assert.Check(t, !strings.Contains(res.Output, "PATH=.:"), res.Output)
+	for _, f := range []string{"pwned-python", "pwned-ls"} {
+		_, err := os.Stat(filepath.Join(ws.Dir(), f))
+		assert.Check(t, os.IsNotExist(err), "%s: the agent's code ran in the tool's context", f)
+	}
 }
 
 // TestCommandEndings: a command killed by a signal, a call cancelled by the run, and a

@@ -75,6 +75,8 @@ func CommandEnv(taskEnv, callEnv map[string]string) []string {
 // pointing at the workspace's layer over the shared cache when there is one (see
 // tools.Workspace.CacheHome; the task's env may still override it). Without a layer
 // (it could not be made) commands keep their private, cold cache.
+// With ws.NoWorkspaceCode the result loads no code from the working directory unless
+// callEnv (the tool's or server's own variables) says otherwise (see NoWorkspaceCode).
 func WorkspaceEnv(ws *tools.Workspace, callEnv map[string]string) []string {
 	taskEnv := ws.Env
 	if home, _ := ws.CacheHome(); home != "" {
@@ -83,7 +85,70 @@ func WorkspaceEnv(ws *tools.Workspace, callEnv map[string]string) []string {
 			taskEnv[k] = v
 		}
 	}
-	return CommandEnv(taskEnv, callEnv)
+	env := CommandEnv(taskEnv, callEnv)
+	if ws.NoWorkspaceCode {
+		env = NoWorkspaceCode(env, callEnv)
+	}
+	return env
+}
+
+// searchPaths are the variables whose empty or relative entries make a program look in
+// its working directory for programs or modules.
+var searchPaths = []string{"PATH", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "CLASSPATH", "GEM_PATH"}
+
+// NoWorkspaceCode rewrites env so that a command started in the workspace loads no code
+// from it by itself: PYTHONSAFEPATH=1 (python -m and -c no longer put the working
+// directory first on sys.path, so the agent's py_compile.py is not imported in place of
+// the real one), no empty, "." or other relative entries in PATH, PYTHONPATH and their
+// kin, and no NODE_PATH. A variable that declared sets (the tool's own) is left as it is.
+// What a command reads from its working directory on purpose (pytest's conftest.py, a
+// Makefile, .git/config) is still the agent's: see the README on what a task tool may trust.
+func NoWorkspaceCode(env []string, declared map[string]string) []string {
+	out := make([]string, 0, len(env)+1)
+	safe := false
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, ok := declared[k]; ok {
+			safe = safe || k == "PYTHONSAFEPATH"
+			out = append(out, kv)
+			continue
+		}
+		switch {
+		case k == "NODE_PATH":
+			continue
+		case k == "PYTHONSAFEPATH":
+			continue // set below
+		case contains(searchPaths, k):
+			var keep []string
+			for _, dir := range strings.Split(v, ":") {
+				if strings.HasPrefix(dir, "/") {
+					keep = append(keep, dir)
+				}
+			}
+			if len(keep) == 0 && k != "PATH" {
+				continue
+			}
+			if len(keep) == 0 {
+				keep = []string{defaultPath}
+			}
+			kv = k + "=" + strings.Join(keep, ":")
+		}
+		out = append(out, kv)
+	}
+	if !safe {
+		out = append(out, "PYTHONSAFEPATH=1")
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // lookupEnv returns the value of name in an environment list, as getenv would.

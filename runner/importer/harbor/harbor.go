@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,11 +40,13 @@ type taskTOML struct {
 	Agent struct {
 		TimeoutSec float64 `toml:"timeout_sec"`
 		User       string  `toml:"user"`
+		Network    network `toml:"network"`
 	} `toml:"agent"`
 	Verifier struct {
 		TimeoutSec float64           `toml:"timeout_sec"`
 		User       string            `toml:"user"`
 		Env        map[string]string `toml:"env"`
+		Network    network           `toml:"network"`
 	} `toml:"verifier"`
 	Environment environmentTOML `toml:"environment"`
 }
@@ -60,7 +63,20 @@ type environmentTOML struct {
 	NetworkMode   string            `toml:"network_mode"`
 	Workdir       string            `toml:"workdir"`
 	Env           map[string]string `toml:"env"`
+	Network       network           `toml:"network"`
+	// BuildTimeoutSec needs nothing: runner builds without a time limit of its own.
+	BuildTimeoutSec float64 `toml:"build_timeout_sec"`
 }
+
+// network is a [*.network] table: mode is "public" (or none given), "no-network" or
+// "allowlist" (with the hosts it allows, which runner cannot enforce).
+type network struct {
+	Mode string `toml:"mode"`
+}
+
+// silentKeys are task.toml keys that need no note when runner does not use them: the
+// format's version and descriptive metadata.
+var silentKeys = []string{"version", "task", "metadata"}
 
 // IsTask reports whether dir holds a task.toml.
 func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.toml")) }
@@ -68,12 +84,17 @@ func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.t
 // Convert reads one task directory.
 func Convert(dir string) (importer.Spec, error) {
 	var tt taskTOML
-	if _, err := toml.DecodeFile(filepath.Join(dir, "task.toml"), &tt); err != nil {
+	data, err := importer.ReadFile(dir, "task.toml")
+	if err != nil {
+		return importer.Spec{}, err
+	}
+	md, err := toml.Decode(string(data), &tt)
+	if err != nil {
 		return importer.Spec{}, fmt.Errorf("task.toml: %w", err)
 	}
-	prompt, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
+	prompt, err := importer.ReadFile(dir, "instruction.md")
 	if err != nil {
-		return importer.Spec{}, fmt.Errorf("instruction.md: %w", err)
+		return importer.Spec{}, err
 	}
 	e := tt.Environment
 	s := importer.Spec{
@@ -92,20 +113,26 @@ func Convert(dir string) (importer.Spec, error) {
 	s.Tags = append(append(s.Tags, meta("author", tt.Metadata.AuthorName)...), "source:harbor")
 
 	s.Notes = append(s.Notes, limits(&s, e)...)
+	// One network setting serves the agent and the tests: it is on only if nothing the
+	// task declares asks for less. Never widened: what runner cannot enforce is off.
+	s.Network, s.Notes = networkOf(tt, s.Notes)
 	s.Notes = append(s.Notes, environment(&s, tt)...)
 	if err := image(&s, dir, e.DockerImage); err != nil {
 		return s, err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "solution", "solve.sh")); err == nil {
+	s.Notes = append(s.Notes, unmapped(md.Undecoded())...)
+	if b, err := importer.ReadFile(dir, "solution/solve.sh"); err == nil {
 		s.Solution = string(b)
+	} else if _, serr := os.Lstat(filepath.Join(dir, "solution", "solve.sh")); serr == nil {
+		return s, err // there, but a link out of the task, too large, not a file
 	} else {
 		s.Notes = append(s.Notes, "no solution/solve.sh: no reference:")
 	}
 	return s, tests(&s, dir)
 }
 
-// limits carries over the container's memory and network, and notes the limits runner
-// does not enforce.
+// limits carries over the container's memory, and notes the limits runner does not
+// enforce (the network: networkOf).
 func limits(s *importer.Spec, e environmentTOML) []string {
 	var notes []string
 	if s.MemoryMB == 0 && e.Memory != "" {
@@ -119,14 +146,6 @@ func limits(s *importer.Spec, e environmentTOML) []string {
 	}
 	if e.GPUs > 0 {
 		notes = append(notes, fmt.Sprintf("gpus = %d: no GPUs are given to the container", e.GPUs))
-	}
-	switch {
-	case e.NetworkMode == "no-network":
-		s.Network = false
-	case e.NetworkMode != "" && e.NetworkMode != "public":
-		notes = append(notes, fmt.Sprintf("network_mode %q: the container gets the engine's default network", e.NetworkMode))
-	case e.AllowInternet != nil:
-		s.Network = *e.AllowInternet
 	}
 	return notes
 }
@@ -157,8 +176,12 @@ func environment(s *importer.Spec, tt taskTOML) []string {
 func image(s *importer.Spec, dir, dockerImage string) error {
 	envDir := filepath.Join(dir, "environment")
 	if df := filepath.Join(envDir, "Dockerfile"); importer.Exists(df) {
+		b, err := importer.ReadFile(dir, "environment/Dockerfile")
+		if err != nil {
+			return err
+		}
 		s.Dockerfile = df
-		if wd := importer.DockerfileWorkdir(df); s.Workdir == "" && wd != "" && wd != "/app" {
+		if wd := importer.DockerfileWorkdir(b); s.Workdir == "" && wd != "" && wd != "/app" {
 			s.Workdir = wd
 		}
 	} else {
@@ -166,13 +189,16 @@ func image(s *importer.Spec, dir, dockerImage string) error {
 	}
 	for _, n := range []string{"docker-compose.yaml", "docker-compose.yml"} {
 		if cf := filepath.Join(envDir, n); importer.Exists(cf) {
-			_, env, notes, err := importer.Compose(cf)
+			svc, err := importer.Compose(dir, "environment/"+n)
 			if err != nil {
 				return err
 			}
-			s.Notes = append(s.Notes, notes...)
-			for k, v := range env {
+			s.Notes = append(s.Notes, svc.Notes...)
+			for k, v := range svc.Env {
 				s.Env[k] = v
+			}
+			if svc.NoNetwork {
+				s.Network = false
 			}
 		}
 	}
@@ -188,9 +214,12 @@ func image(s *importer.Spec, dir, dockerImage string) error {
 // tests reads tests/test.sh: the verify files, the command, the results' format and the
 // reward file.
 func tests(s *importer.Spec, dir string) error {
-	test, err := os.ReadFile(filepath.Join(dir, "tests", "test.sh"))
+	test, err := importer.ReadFile(dir, "tests/test.sh") // first: a missing one is named
 	if err != nil {
 		return fmt.Errorf("tests/test.sh: %w", err)
+	}
+	if err := importer.CheckTree(dir, "tests"); err != nil {
+		return err
 	}
 	s.VerifyCopy = filepath.Join(dir, "tests")
 	s.TestCommand = "mkdir -p /logs/verifier /logs/agent && if command -v bash >/dev/null 2>&1; then bash " + testDir + "/test.sh; else sh " + testDir + "/test.sh; fi"
@@ -229,4 +258,63 @@ func megabytes(s string) (int, error) {
 		return 0, fmt.Errorf("not a size")
 	}
 	return int(v * mult), nil
+}
+
+// networkOf maps the task's network settings to runner's one switch: the legacy
+// allow_internet and network_mode, and the mode of [environment.network],
+// [agent.network] and [verifier.network]. "no-network" is off; "allowlist" is off too,
+// with a note, until runner has allowlists; an unknown mode is off with a note. Only a
+// task that asks for nothing less keeps the network on (Harbor's default).
+func networkOf(tt taskTOML, notes []string) (bool, []string) {
+	on := true
+	e := tt.Environment
+	switch {
+	case e.NetworkMode == "no-network":
+		on = false
+	case e.NetworkMode != "" && e.NetworkMode != "public":
+		on = false
+		notes = append(notes, fmt.Sprintf("network_mode %q is unknown: no network rather than a guess", e.NetworkMode))
+	}
+	if e.AllowInternet != nil && !*e.AllowInternet {
+		on = false
+	}
+	for _, n := range []struct {
+		table string
+		mode  string
+	}{{"environment.network", e.Network.Mode}, {"agent.network", tt.Agent.Network.Mode}, {"verifier.network", tt.Verifier.Network.Mode}} {
+		switch n.mode {
+		case "", "public":
+		case "no-network":
+			on = false
+		case "allowlist":
+			on = false
+			notes = append(notes, fmt.Sprintf("[%s] mode = \"allowlist\": runner has no allowlists yet, so the task runs with no network", n.table))
+		default:
+			on = false
+			notes = append(notes, fmt.Sprintf("[%s] mode = %q is unknown: no network rather than a guess", n.table, n.mode))
+		}
+	}
+	return on, notes
+}
+
+// unmapped names the task.toml keys runner did not read, but for silentKeys; a table is
+// named by its keys rather than itself.
+func unmapped(keys []toml.Key) []string {
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !slices.Contains(silentKeys, k[0]) {
+			names = append(names, k.String())
+		}
+	}
+	var notes []string
+	for _, n := range names {
+		table := false
+		for _, m := range names {
+			table = table || strings.HasPrefix(m, n+".")
+		}
+		if !table {
+			notes = append(notes, fmt.Sprintf("task.toml key %s is not carried over", n))
+		}
+	}
+	return notes
 }

@@ -117,7 +117,7 @@ SUBST = "${HOME}/x"
 	assert.Equal(t, s.ScoreFile, rewardJSON)
 	assert.Assert(t, !s.RewardPasses)
 	assert.Equal(t, s.Format, "")
-	assert.Assert(t, s.Network)
+	assert.Assert(t, !s.Network, "a network mode runner does not know never widens the network")
 	notes := strings.Join(s.Notes, "\n")
 	for _, want := range []string{"storage_mb = 100", "gpus = 1", `network_mode "bridge"`, `verifier user "root"`,
 		"SUBST=${HOME}/x needs Harbor's substitution", "[verifier.env] (1 variables)", `compose key "ports"`,

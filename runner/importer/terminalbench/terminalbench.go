@@ -42,7 +42,7 @@ func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.y
 
 // Convert reads one task directory.
 func Convert(dir string) (importer.Spec, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "task.yaml"))
+	data, err := importer.ReadFile(dir, "task.yaml")
 	if err != nil {
 		return importer.Spec{}, err
 	}
@@ -86,22 +86,29 @@ func Convert(dir string) (importer.Spec, error) {
 // file's variables.
 func image(s *importer.Spec, dir string) error {
 	if df := filepath.Join(dir, "Dockerfile"); importer.Exists(df) {
+		b, err := importer.ReadFile(dir, "Dockerfile")
+		if err != nil {
+			return err
+		}
 		s.Dockerfile = df
-		if wd := importer.DockerfileWorkdir(df); wd != "" && wd != "/app" {
+		if wd := importer.DockerfileWorkdir(b); wd != "" && wd != "/app" {
 			s.Workdir = wd
 		}
 	}
 	if cf := composeFile(dir); cf != "" {
-		image, env, notes, err := importer.Compose(cf)
+		svc, err := importer.Compose(dir, filepath.Base(cf))
 		if err != nil {
 			return err
 		}
-		s.Notes = append(s.Notes, notes...)
-		for k, v := range env {
+		s.Notes = append(s.Notes, svc.Notes...)
+		for k, v := range svc.Env {
 			s.Env[k] = v
 		}
 		if s.Dockerfile == "" {
-			s.Image = image
+			s.Image = svc.Image
+		}
+		if svc.NoNetwork {
+			s.Network = false
 		}
 	}
 	if s.Dockerfile == "" && s.Image == "" {
@@ -114,7 +121,7 @@ func image(s *importer.Spec, dir string) error {
 func solution(s *importer.Spec, dir string) error {
 	switch {
 	case importer.Exists(filepath.Join(dir, "solution.sh")):
-		b, err := os.ReadFile(filepath.Join(dir, "solution.sh"))
+		b, err := importer.ReadFile(dir, "solution.sh")
 		if err != nil {
 			return err
 		}
@@ -130,14 +137,31 @@ func solution(s *importer.Spec, dir string) error {
 // tests reads run-tests.sh and the tests directory: the verify files, the command and the
 // results' format.
 func tests(s *importer.Spec, dir, parser string) error {
-	runTests := filepath.Join(dir, "run-tests.sh")
-	script, err := os.ReadFile(runTests)
-	if err != nil {
-		return fmt.Errorf("run-tests.sh: %w", err)
-	}
-	s.VerifyFiles = map[string]string{"run-tests.sh": string(script)}
-	if fi, err := os.Stat(filepath.Join(dir, "tests")); err == nil && fi.IsDir() {
+	// The harness copies run-tests.sh, then the contents of tests/, into /tests (one tar,
+	// in that order: terminal_bench's copy_to_container), so tests/run-tests.sh, when there
+	// is one, replaces the top-level script; /tests/run-tests.sh is what it runs.
+	hasTests := false
+	if fi, err := os.Lstat(filepath.Join(dir, "tests")); err == nil && (fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+		if err := importer.CheckTree(dir, "tests"); err != nil {
+			return err
+		}
+		hasTests = true
 		s.VerifyCopy = filepath.Join(dir, "tests")
+	}
+	inTests := hasTests && importer.Exists(filepath.Join(dir, "tests", "run-tests.sh"))
+	script, err := importer.ReadFile(dir, "run-tests.sh")
+	switch {
+	case inTests:
+		if _, err := importer.ReadFile(dir, "tests/run-tests.sh"); err != nil {
+			return err
+		}
+		if importer.Exists(filepath.Join(dir, "run-tests.sh")) {
+			s.Notes = append(s.Notes, "run-tests.sh and tests/run-tests.sh both exist: tests/run-tests.sh is the one run, as in Terminal-Bench's harness (it copies tests/ into /tests after run-tests.sh)")
+		}
+	case err != nil:
+		return fmt.Errorf("run-tests.sh: %w", err)
+	default:
+		s.VerifyFiles = map[string]string{"run-tests.sh": string(script)}
 	}
 	s.TestCommand = "if command -v bash >/dev/null 2>&1; then bash " + testDir + "/run-tests.sh; else sh " + testDir + "/run-tests.sh; fi"
 	switch parser {

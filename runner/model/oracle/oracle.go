@@ -5,6 +5,7 @@ package oracle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -12,6 +13,10 @@ import (
 
 // FinalText is the oracle's answer once the reference calls are used up.
 const FinalText = "The reference solution has no more steps."
+
+// ErrNoReference is the oracle's answer on a task without a reference: it has nothing to
+// play, and a run that went on would only report the task's assertions failing.
+var ErrNoReference = errors.New("the task has no reference: (an imported task whose source has no solution script has none), so the oracle has nothing to play")
 
 // Model plays reference calls. It keeps no state: the step is read from the request, so
 // one Model serves any number of conversations and a retried step gets the same call.
@@ -39,6 +44,9 @@ func (m *Model) Name() string { return "oracle" }
 func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if len(m.calls) == 0 {
+		return nil, ErrNoReference
 	}
 	step := req.Step() - 1 // index of the reference call
 	if step >= len(m.calls) {

@@ -44,11 +44,12 @@ func TestOraclePlaysOneCallPerStep(t *testing.T) {
 	assert.Equal(t, resp.Content, oracle.FinalText)
 }
 
-func TestOracleWithoutReferenceAnswersText(t *testing.T) {
-	resp, err := oracle.New(nil).Step(context.Background(), &model.Request{})
-	assert.NilError(t, err)
-	assert.Equal(t, len(resp.ToolCalls), 0)
-	assert.Equal(t, resp.Content, oracle.FinalText)
+// TestOracleWithoutReferenceSaysSo: on a task with no reference (an imported task whose
+// source has no solution) the oracle says so, rather than answering text that the run
+// would report as the task's assertions failing.
+func TestOracleWithoutReferenceSaysSo(t *testing.T) {
+	_, err := oracle.New(nil).Step(context.Background(), &model.Request{})
+	assert.ErrorIs(t, err, oracle.ErrNoReference)
 }
 
 func TestOracleHonoursCancellation(t *testing.T) {

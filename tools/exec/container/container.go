@@ -235,6 +235,54 @@ func (c *Container) ReadFile(ctx context.Context, name string, max int64) ([]byt
 	return []byte(out), nil
 }
 
+// TempDir makes a new directory under /tmp inside the container, as root, with a name
+// mktemp draws now, which any user may write (the task's user runs the tests).
+func (c *Container) TempDir(ctx context.Context) (string, error) {
+	out, err := c.e.command(ctx, nil, "exec", "-u", "0", c.id, "/bin/sh", "-c", `d=$(mktemp -d /tmp/runner-results.XXXXXXXXXX) && chmod 0777 "$d" && echo "$d"`)
+	if err != nil {
+		return "", fmt.Errorf("make a results directory: %w", err)
+	}
+	dir := strings.TrimSpace(out)
+	if i := strings.LastIndexByte(dir, '\n'); i >= 0 {
+		dir = dir[i+1:]
+	}
+	if !strings.HasPrefix(dir, "/tmp/runner-results.") {
+		return "", fmt.Errorf("make a results directory: mktemp printed %q", dir)
+	}
+	return dir, nil
+}
+
+// Change is one path the container's filesystem gained, lost or changed since it
+// started from its image, as `docker diff` / `podman diff` list them.
+type Change struct {
+	// Kind is A (added), C (changed) or D (deleted).
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+}
+
+// Diff lists what changed in the container's filesystem against its image: outside the
+// mounted workspace, what the agent changed as root (a test runner replaced by exit 0).
+func (c *Container) Diff(ctx context.Context) ([]Change, error) {
+	out, err := c.e.command(ctx, nil, "diff", c.id)
+	if err != nil {
+		return nil, fmt.Errorf("diff %s: %w", c.id, err)
+	}
+	return ParseDiff(out), nil
+}
+
+// ParseDiff reads the engine's diff output: one "K /path" per line.
+func ParseDiff(out string) []Change {
+	var changes []Change
+	for _, line := range strings.Split(out, "\n") {
+		kind, p, ok := strings.Cut(strings.TrimRight(line, "\r"), " ")
+		if !ok || len(kind) != 1 || !strings.HasPrefix(p, "/") {
+			continue
+		}
+		changes = append(changes, Change{Kind: kind, Path: p})
+	}
+	return changes
+}
+
 // Remove force-removes the container and everything in it. The workspace on the host
 // stays (it is the runner's to delete).
 func (c *Container) Remove(ctx context.Context) error {

@@ -270,3 +270,10 @@ func TestUserAndNetwork(t *testing.T) {
 	assert.Equal(t, lines[1], "wrote", "the workspace belongs to the task's user")
 	assert.Assert(t, lines[2] != "", "network: true gives an interface besides lo")
 }
+
+func TestParseDiff(t *testing.T) {
+	got := container.ParseDiff("C /usr\nC /usr/local/bin\nA /usr/local/bin/pytest\r\nD /etc/motd\nnoise\n\n")
+	assert.DeepEqual(t, got, []container.Change{
+		{Kind: "C", Path: "/usr"}, {Kind: "C", Path: "/usr/local/bin"}, {Kind: "A", Path: "/usr/local/bin/pytest"}, {Kind: "D", Path: "/etc/motd"},
+	})
+}

@@ -316,6 +316,9 @@ func (b *bwrapSandbox) args(cmd *exec.Cmd, ws *tools.Workspace) []string {
 	for _, dir := range ws.ReadOnly {
 		args = append(args, "--ro-bind", dir, dir)
 	}
+	for _, dir := range ws.Writable {
+		args = append(args, "--bind", dir, dir)
+	}
 	args = append(args, "--bind", ws.Dir(), ws.Dir())
 	args = append(args,
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

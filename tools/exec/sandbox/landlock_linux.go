@@ -131,8 +131,9 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 }
 
 // writable lists what a Landlock-confined command may write: its workspace, its private
-// temp dir, and its layer over the run's shared cache (the cache itself only for a setup
-// command: see tools.Workspace.CacheHome).
+// temp dir, its layer over the run's shared cache (the cache itself only for a setup
+// command: see tools.Workspace.CacheHome), and the workspace's Writable (a verification
+// command's results directory).
 func writable(ws *tools.Workspace, tmp string) []string {
 	dirs := []string{ws.Dir(), tmp}
 	if ws.CacheDir != "" {
@@ -142,5 +143,5 @@ func writable(ws *tools.Workspace, tmp string) []string {
 			dirs = append(dirs, home)
 		}
 	}
-	return dirs
+	return append(dirs, ws.Writable...)
 }
