@@ -110,6 +110,8 @@ type runState struct {
 	// firstDenied is the first call the policy refused ("tool {args}"), often the real
 	// cause of the assertions that then fail.
 	firstDenied string
+	// notes are the agent loop's explanations of answers without a call (agent.Outcome).
+	notes []string
 }
 
 func (r *runState) run(ctx context.Context, repeat int) {
@@ -271,7 +273,13 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	}
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
 	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = out.ModelTime, out.ToolTime, out.MaxPrompt
-	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TokensPerSecond: out.Usage.TokensPerSecond()}
+	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
+	r.res.LoadTime, r.res.Reloads = out.Usage.LoadDuration, out.Reloads
+	r.res.Warnings = append(r.res.Warnings, out.Notes...)
+	if w := contextWarning(ctx, m, t.ModelOptions.NumCtx, out.MaxPrompt); w != "" {
+		r.res.Warnings = append(r.res.Warnings, w)
+	}
+	r.notes = out.Notes
 	for _, c := range out.Calls {
 		if c.Executed {
 			r.res.ToolCalls++
@@ -381,6 +389,10 @@ func (r *runState) verdict(agentFaults ...string) {
 	r.res.Reason = failed[0]
 	if len(failed) > 1 {
 		r.res.Reason += fmt.Sprintf(" (+%d more)", len(failed)-1)
+	}
+	if len(r.notes) > 0 && r.res.Stop != result.StopCompleted {
+		// Why the model stopped calling tools, when the server's answer shows it.
+		r.res.Reason += "; " + r.notes[len(r.notes)-1]
 	}
 	if r.firstDenied != "" {
 		// A refused call usually explains what followed; the last assertion rarely does.
