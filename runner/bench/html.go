@@ -217,10 +217,10 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 
 <h2>Models</h2>
 <table>
-<thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>warm-up</th></tr></thead>
+<thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>warm-up</th><th>reloads (load ms)</th></tr></thead>
 <tbody>
 {{- range .Models}}
-<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td></tr>
+<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{if eq .Status "ran"}}{{.Reloads}} ({{printf "%.0f" .LoadMS}}){{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>

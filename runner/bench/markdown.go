@@ -49,7 +49,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 		b.WriteString("\n")
 	}
 
-	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | warm-up |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | warm-up | reloads (load ms) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.Models {
 		status := m.Status
 		if m.Reason != "" {
@@ -60,10 +60,10 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 			if len(digest) > 12 {
 				digest = digest[:12]
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Name), cell(status), cell(p.Family), p.ParameterSize, p.Quantization,
-				contextText(p.ContextLength, p.LoadedContext), digest, m.WarmUp.Round(time.Millisecond))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d (%.0f) |\n", cell(m.Name), cell(status), cell(p.Family), p.ParameterSize, p.Quantization,
+				contextText(p.ContextLength, p.LoadedContext), digest, m.WarmUp.Round(time.Millisecond), m.Reloads, m.LoadMS)
 		} else {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | |\n", cell(m.Name), cell(status))
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | |\n", cell(m.Name), cell(status))
 		}
 	}
 	if cmp != nil {
