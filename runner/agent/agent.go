@@ -306,3 +306,27 @@ func compactOrRaw(raw json.RawMessage) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Call prepares, decides and executes one call outside a loop, as the loop does for a
+// model's call (`runner tool`): one path for both, so a call a person tries is decided
+// and run as an agent's would be. decider nil allows every call.
+func Call(ctx context.Context, reg *tools.Registry, decider Decider, ws *tools.Workspace, name string, args json.RawMessage) tools.Result {
+	if decider == nil {
+		decider = allowAll{}
+	}
+	cfg := Config{Tools: reg, Policy: decider, Work: ws, Record: discard{}}
+	_, res, _, _ := runCall(ctx, cfg, 0, model.ToolCall{Name: name, Arguments: args}, time.Now)
+	return res
+}
+
+// allowAll is the decider of a call the person running it approves.
+type allowAll struct{}
+
+func (allowAll) Decide(context.Context, *tools.Call, *tools.Workspace) policy.Decision {
+	return policy.Decision{Allowed: true}
+}
+
+// discard records nothing.
+type discard struct{}
+
+func (discard) Write(string, int, any) error { return nil }

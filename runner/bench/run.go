@@ -17,7 +17,6 @@ import (
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
-	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/version"
@@ -33,9 +32,9 @@ type Options struct {
 	Repeat, Parallel int
 	// OutDir receives OUT/<model-slug>/<scenario #k>/ for every cell.
 	OutDir string
-	// Scenario is the template of every cell's options; Model, ModelName and OutDir are
-	// set per model.
-	Scenario scenario.Options
+	// Scenario returns the options of one model's cells (session.Session.Scenario: the
+	// model's pre-flight check starts in it); OutDir is set per model.
+	Scenario func(ctx context.Context, model string) scenario.Options
 	// Open opens models (stream, request timeout, retries).
 	Open providers.OpenOptions
 	// BudgetTokens and BudgetTime (0: none) stop new cells from starting once spent.
@@ -153,10 +152,8 @@ func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions) s
 // runModel runs one model's cells through the suite, with the run's parallelism,
 // retries, sandbox and transcripts.
 func runModel(ctx context.Context, name, outDir string, opts Options, b *budget) result.Run {
-	models := session.NewModels(name, opts.Open)
-	_ = models.Preflight(ctx, opts.Tasks) // the name parsed in prepare; a failed check errors the cells
-	so := opts.Scenario
-	so.OutDir, so.Model, so.ModelName = outDir, models.ForTask, models.Name
+	so := opts.Scenario(ctx, name) // the name parsed in prepare; a failed check errors the cells
+	so.OutDir = outDir
 	run := suite.Run(ctx, opts.Tasks, suite.Options{
 		Scenario: so, Parallel: opts.Parallel, Repeat: opts.Repeat, OnStart: opts.OnStart,
 		Admit: b.admit, Group: reloadGroup,

@@ -35,18 +35,25 @@ func loadTasks(t *testing.T, n int) []*task.Task {
 }
 
 func benchOptions(t *testing.T, srv *fakellm.Server, tasks []*task.Task, models ...string) Options {
+	open := providers.OpenOptions{Retries: 1, Getenv: func(k string) string {
+		if k == "OLLAMA_HOST" {
+			return srv.URL()
+		}
+		return ""
+	}}
+	dir := t.TempDir()
 	return Options{
 		Models: models, Tasks: tasks, Repeat: 2, Parallel: 1, OutDir: t.TempDir(),
-		Scenario: scenario.Options{
-			Catalog: catalog.Default(), WorkspaceParent: t.TempDir(), NoSync: true,
-			Sandbox: func(string) (tools.CommandWrapper, error) { return nil, nil },
-		},
-		Open: providers.OpenOptions{Retries: 1, Getenv: func(k string) string {
-			if k == "OLLAMA_HOST" {
-				return srv.URL()
+		Scenario: func(ctx context.Context, name string) scenario.Options {
+			models := session.NewModels(name, open)
+			_ = models.Preflight(ctx, tasks)
+			return scenario.Options{
+				Catalog: catalog.Default(), WorkspaceParent: dir, NoSync: true,
+				Model: models.ForTask, ModelName: models.Name, Judge: models.Judge,
+				Sandbox: func(string) (tools.CommandWrapper, error) { return nil, nil },
 			}
-			return ""
-		}},
+		},
+		Open: open,
 	}
 }
 

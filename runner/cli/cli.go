@@ -5,8 +5,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -31,25 +29,6 @@ const (
 	// failed, interrupted).
 	ExitErrored = 3
 )
-
-// ExitError carries an exit code out of a command. Err is printed unless it is nil.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
-func usageError(format string, a ...any) error {
-	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
-}
 
 // IO holds the streams a command reads and writes.
 type IO struct {
@@ -88,22 +67,6 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 		return exitCode(&ExitError{Code: ExitUsage, Err: err}, stdio.Stderr)
 	}
 	return exitCode(app.RunContext(ctx, ordered), stdio.Stderr)
-}
-
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return ExitOK
-	}
-	var exit *ExitError
-	if errors.As(err, &exit) {
-		if exit.Err != nil {
-			fmt.Fprintf(stderr, "runner: %v\n", exit.Err)
-		}
-		return exit.Code
-	}
-	// Anything else comes from flag parsing or an unknown command.
-	fmt.Fprintf(stderr, "runner: %v\n", err)
-	return ExitUsage
 }
 
 func newApp(stdio IO) *cli.App {

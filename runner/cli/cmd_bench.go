@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -15,10 +13,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
-	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/session"
-	"github.com/agentrunner/runner/runner/task"
-	"github.com/agentrunner/runner/tools/catalog"
 )
 
 // BenchOptions are the flags of `runner bench`.
@@ -29,16 +24,7 @@ type BenchOptions struct {
 	OutDir   string
 	Parallel int
 	Repeat   int
-	MaxSteps int
-	Timeout  time.Duration
-	Filter   string
-	Approval string
-	Sandbox  string
-	Stream   bool
-	// RequestTimeout bounds each model request; Retries is the attempts per step.
-	RequestTimeout time.Duration
-	Retries        int
-	CacheDir       string
+	ScenarioOptions
 	// BudgetTokens and BudgetTime stop new cells from starting once spent (0: none).
 	BudgetTokens int
 	BudgetTime   time.Duration
@@ -48,19 +34,21 @@ type BenchOptions struct {
 }
 
 func benchCommand(stdio IO) *cli.Command {
+	o := &BenchOptions{IO: stdio}
+	var models cli.StringSlice
 	return &cli.Command{
 		Name:      "bench",
 		Usage:     "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured)",
 		ArgsUsage: "PATH... (task files, directories or globs)",
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m", "models"}, Usage: "`PROVIDER:MODEL` to benchmark; repeat the flag or give a comma-separated list"},
-			&cli.StringFlag{Name: "out", Value: "bench-out", Usage: "`DIR` for bench.json, bench.md, bench.html and every cell's transcript (OUT/<model>/<scenario #k>)"},
-			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "`N` scenarios at once (one model at a time)", DefaultText: "the number of CPUs"},
-			&cli.IntFlag{Name: "repeat", Value: 5, Usage: "`N` runs of each (model, scenario) cell"},
-			&cli.IntFlag{Name: "budget-tokens", Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},
-			&cli.DurationFlag{Name: "budget-time", Usage: "stop starting cells after `DURATION`; the rest are not run"},
-			&cli.StringFlag{Name: "baseline", Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
-		}, scenarioFlags()...),
+			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m", "models"}, Destination: &models, Usage: "`PROVIDER:MODEL` to benchmark; repeat the flag or give a comma-separated list"},
+			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "bench-out", Usage: "`DIR` for bench.json, bench.md, bench.html and every cell's transcript (OUT/<model>/<scenario #k>)"},
+			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: runtime.NumCPU(), Usage: "`N` scenarios at once (one model at a time)", DefaultText: "the number of CPUs"},
+			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 5, Usage: "`N` runs of each (model, scenario) cell"},
+			&cli.IntFlag{Name: "budget-tokens", Destination: &o.BudgetTokens, Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},
+			&cli.DurationFlag{Name: "budget-time", Destination: &o.BudgetTime, Usage: "stop starting cells after `DURATION`; the rest are not run"},
+			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
+		}, o.ScenarioOptions.flags()...),
 		Subcommands: []*cli.Command{{
 			Name:      "compare",
 			Usage:     "compare two bench.json files without running anything (exit 1 on a significant drop)",
@@ -73,20 +61,15 @@ func benchCommand(stdio IO) *cli.Command {
 			},
 		}},
 		Action: func(c *cli.Context) error {
-			return Bench(c.Context, BenchOptions{
-				Paths: c.Args().Slice(), Models: c.StringSlice("model"), OutDir: c.String("out"),
-				Parallel: c.Int("parallel"), Repeat: c.Int("repeat"), MaxSteps: c.Int("max-steps"),
-				Timeout: c.Duration("timeout"), Filter: c.String("filter"), Approval: c.String("approval"),
-				Sandbox: c.String("sandbox"), Stream: c.Bool("stream"), RequestTimeout: c.Duration("request-timeout"),
-				Retries: c.Int("retries"), CacheDir: c.String("cache-dir"), BudgetTokens: c.Int("budget-tokens"),
-				BudgetTime: c.Duration("budget-time"), Baseline: c.String("baseline"), IO: stdio,
-			})
+			o.Paths, o.Models = c.Args().Slice(), models.Value()
+			return Bench(c.Context, *o)
 		},
 	}
 }
 
 // Check reports the first flag value that cannot work, as a usage error, and tidies the
-// model list (commas split, blanks and duplicates dropped).
+// model list (commas split, blanks and duplicates dropped). A model's name is checked,
+// the model is not opened: that is its turn's.
 func (o *BenchOptions) Check() error {
 	if len(o.Paths) == 0 {
 		return usageError("bench: no task files given (try: runner bench --model ollama:qwen3:4b scenarios/)")
@@ -106,25 +89,18 @@ func (o *BenchOptions) Check() error {
 	}
 	o.Models = models
 	for _, name := range o.Models {
-		if _, err := providers.Open(name, providers.OpenOptions{}); err != nil {
+		if err := providers.CheckName(name); err != nil {
 			return usageError("bench: %v", err)
 		}
 	}
 	if o.Parallel < 1 || o.Repeat < 1 || o.MaxSteps < 0 || o.Timeout < 0 || o.BudgetTokens < 0 || o.BudgetTime < 0 {
 		return usageError("bench: --parallel and --repeat must be at least 1; --max-steps, --timeout and the budgets not negative")
 	}
-	run := RunOptions{Paths: o.Paths, Parallel: 1, Repeat: 1, Approval: o.Approval, Sandbox: o.Sandbox}
-	if err := run.Check(); err != nil {
-		var exit *ExitError
-		if errors.As(err, &exit) {
-			return usageError("bench%s", strings.TrimPrefix(exit.Err.Error(), "run"))
-		}
-		return err
-	}
-	return nil
+	return o.ScenarioOptions.check("bench")
 }
 
-// Bench runs `runner bench` with opts and returns nil or an *ExitError.
+// Bench runs `runner bench` with opts and returns nil or an error classify maps to the
+// exit code.
 func Bench(ctx context.Context, opts BenchOptions) error {
 	if err := opts.Check(); err != nil {
 		return err
@@ -136,33 +112,16 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 			return usageError("bench: --baseline: %v", err)
 		}
 	}
-	reg := catalog.Default()
-	tasks, err := loadTasks(opts.Paths, reg, opts.Filter, opts.Stderr)
+	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
+	so.Bench = true
+	s, err := session.New(ctx, so)
 	if err != nil {
-		return err
+		return inVerb("bench", err)
 	}
-	var approval *task.Approval
-	if opts.Approval != "" {
-		approval = &task.Approval{Mode: opts.Approval}
-	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: output directory: %w", err)}
-	}
-	cacheDir, err := session.PrepareCache(opts.CacheDir)
-	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: --cache-dir: %w", err)}
-	}
-	sandboxes := session.NewSandboxes(opts.Sandbox, opts.Stderr)
-	sandboxes.ProbeAll(tasks)
-
 	var console *report.Console
 	rep := bench.Run(ctx, bench.Options{
-		Models: opts.Models, Tasks: tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
-		Scenario: scenario.Options{
-			Catalog: reg, Approval: approval, MaxSteps: opts.MaxSteps, Timeout: opts.Timeout,
-			CacheDir: cacheDir, Sandbox: sandboxes.Get,
-		},
-		Open:         providers.OpenOptions{Stream: opts.Stream, RequestTimeout: opts.RequestTimeout, Retries: opts.Retries},
+		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
+		Scenario: s.Scenario, Open: so.Open,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, Warn: opts.Stderr,
 		Checkpoint: func(r *bench.Report) {
 			if err := bench.WriteFiles(opts.OutDir, r, nil); err != nil {
@@ -176,7 +135,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 			}
 			fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
 			console = report.NewConsole(opts.Stdout, report.ConsoleOptions{OutDir: m.OutDir})
-			console.Start(len(tasks) * opts.Repeat)
+			console.Start(len(s.Tasks) * opts.Repeat)
 		},
 		OnStart: func(s result.Scenario) { console.Started(s) },
 		OnDone:  func(s result.Scenario) { console.Finished(s) },

@@ -6,20 +6,15 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/model/providers"
-	"github.com/agentrunner/runner/runner/policy"
-	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
-	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/catalog"
 )
 
 // DefaultModel runs the tasks' reference solutions: it needs no model server.
@@ -27,26 +22,16 @@ const DefaultModel = session.DefaultModel
 
 // RunOptions are the flags of `runner run`.
 type RunOptions struct {
-	Paths          []string
-	Model          string
-	OutDir         string
-	JUnit          string
-	JSON           string
+	Paths  []string
+	Model  string
+	OutDir string
+	JUnit  string
+	JSON   string
+	// Parallel is the scenarios run at once; Repeat the runs of each.
 	Parallel       int
 	Repeat         int
-	MaxSteps       int
-	Timeout        time.Duration
-	Filter         string
 	KeepWorkspaces bool
-	Approval       string
-	Sandbox        string
-	// Stream asks model servers for streamed responses.
-	Stream bool
-	// RequestTimeout bounds each model request; Retries is the attempts per step.
-	RequestTimeout time.Duration
-	Retries        int
-	// CacheDir is the shared build cache of commands ("" for none).
-	CacheDir string
+	ScenarioOptions
 	// Engine is the container engine of tasks with an environment ("" for podman or docker on PATH).
 	Engine string
 	// RunID labels the run's containers (runner.run=ID); "" for a random one.
@@ -65,56 +50,92 @@ type RunOptions struct {
 	IO
 }
 
+// ScenarioOptions are the flags `run` and `bench` share: overrides of every task's limits
+// and policy, the sandbox, the build cache and the model client.
+type ScenarioOptions struct {
+	// MaxSteps and Timeout, when not 0, override every task's.
+	MaxSteps int
+	Timeout  time.Duration
+	// Filter keeps the scenarios whose name matches ("" for all).
+	Filter string
+	// Approval and Sandbox, when set, override every task's mode.
+	Approval string
+	Sandbox  string
+	// CacheDir is the shared build cache of commands ("" for none).
+	CacheDir string
+	// Stream asks model servers for streamed responses.
+	Stream bool
+	// RequestTimeout bounds each model request; Retries is the attempts per step.
+	RequestTimeout time.Duration
+	Retries        int
+}
+
+// flags binds the shared flags to o.
+func (o *ScenarioOptions) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-steps", Destination: &o.MaxSteps, Usage: "`N` steps at most, for every task", DefaultText: "the task's"},
+		&cli.DurationFlag{Name: "timeout", Destination: &o.Timeout, Usage: "`DURATION` (90s, 5m) for every task", DefaultText: "the task's"},
+		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
+		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: auto, read-only, rules or ask", DefaultText: "the task's"},
+		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: auto, bwrap, landlock or none", DefaultText: "the task's"},
+		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
+		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
+		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
+		&cli.IntFlag{Name: "retries", Destination: &o.Retries, Value: 4, Usage: "`N` attempts per model request on connection errors, 429 and 5xx"},
+	}
+}
+
+// check reports the first shared flag value that cannot work, as a usage error of verb.
+func (o *ScenarioOptions) check(verb string) error {
+	switch o.Approval {
+	case "", task.ModeAuto, task.ModeReadOnly, task.ModeRules, task.ModeAsk:
+	default:
+		return usageError("%s: --approval %q: want auto, read-only, rules or ask", verb, o.Approval)
+	}
+	switch o.Sandbox {
+	case "", "auto", "bwrap", "landlock", "none":
+	default:
+		return usageError("%s: --sandbox %q: want auto, bwrap, landlock or none", verb, o.Sandbox)
+	}
+	return nil
+}
+
+// session is what the shared flags ask of the runtime; the command fills in the rest.
+func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer) session.Options {
+	return session.Options{
+		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
+		Approval: o.Approval, Sandbox: o.Sandbox, CacheDir: o.CacheDir, Warn: warn,
+		Open: providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
+	}
+}
+
 func runCommand(stdio IO) *cli.Command {
+	o := &RunOptions{IO: stdio}
+	var models cli.StringSlice
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run scenarios and report whether the agent did the job",
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: examplesHelp + "\n\n" + envHelp,
 		Flags: append(append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Usage: "`PROVIDER:MODEL` for every task (ollama, openai, openai-responses, anthropic, gemini, replay:DIR, oracle; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
-			&cli.StringFlag{Name: "out", Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
-			&cli.StringFlag{Name: "junit", Usage: "write a JUnit XML report to `FILE`"},
-			&cli.StringFlag{Name: "json", Usage: "write a JSON report to `FILE`"},
-			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "`N` scenarios at once", DefaultText: "the number of CPUs"},
-			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run each scenario `N` times (for pass@k)"},
-			&cli.BoolFlag{Name: "keep-workspaces", Usage: "keep each final workspace and print its path"},
-			&cli.StringFlag{Name: "engine", Usage: "container engine `NAME` or path for tasks with environment: (podman, docker)", DefaultText: "the first on PATH"},
-			&cli.StringFlag{Name: "run-id", Usage: "label the run's containers runner.run=`ID`, to find what a killed run left", DefaultText: "random"},
-		}, scenarioFlags()...), append(ciFlags(), reachFlags()...)...),
+			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (ollama, openai, openai-responses, anthropic, gemini, replay:DIR, oracle; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
+			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
+			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
+			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},
+			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: runtime.NumCPU(), Usage: "`N` scenarios at once", DefaultText: "the number of CPUs"},
+			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 1, Usage: "run each scenario `N` times (for pass@k)"},
+			&cli.BoolFlag{Name: "keep-workspaces", Destination: &o.KeepWorkspaces, Usage: "keep each final workspace and print its path"},
+			&cli.StringFlag{Name: "engine", Destination: &o.Engine, Usage: "container engine `NAME` or path for tasks with environment: (podman, docker)", DefaultText: "the first on PATH"},
+			&cli.StringFlag{Name: "run-id", Destination: &o.RunID, Usage: "label the run's containers runner.run=`ID`, to find what a killed run left", DefaultText: "random"},
+		}, o.ScenarioOptions.flags()...), append(o.ciFlags(), o.ReachOptions.flags()...)...),
 		Action: func(c *cli.Context) error {
-			model, err := oneModel(c.StringSlice("model"))
+			model, err := oneModel(models.Value())
 			if err != nil {
 				return err
 			}
-			return Execute(c.Context, RunOptions{
-				Paths: c.Args().Slice(), Model: model, OutDir: c.String("out"),
-				JUnit: c.String("junit"), JSON: c.String("json"), Parallel: c.Int("parallel"),
-				Repeat: c.Int("repeat"), MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
-				Filter: c.String("filter"), KeepWorkspaces: c.Bool("keep-workspaces"),
-				Approval: c.String("approval"), Sandbox: c.String("sandbox"), Stream: c.Bool("stream"),
-				RequestTimeout: c.Duration("request-timeout"), Retries: c.Int("retries"),
-				CacheDir: c.String("cache-dir"), Engine: c.String("engine"), RunID: c.String("run-id"), IO: stdio,
-				Shard: c.String("shard"), Resume: c.String("resume"), RerunFailed: c.String("rerun-failed"),
-				ReachOptions: reachOptions(c),
-			}.withResumeOut(c.IsSet("out")))
+			o.Paths, o.Model = c.Args().Slice(), model
+			return Execute(c.Context, o.withResumeOut(c.IsSet("out")))
 		},
-	}
-}
-
-// scenarioFlags are the flags `run` and `bench` share: overrides of every task's limits and
-// policy, the sandbox, the build cache and the model client.
-func scenarioFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "max-steps", Usage: "`N` steps at most, for every task", DefaultText: "the task's"},
-		&cli.DurationFlag{Name: "timeout", Usage: "`DURATION` (90s, 5m) for every task", DefaultText: "the task's"},
-		&cli.StringFlag{Name: "filter", Usage: "run only scenarios whose name matches `REGEX`"},
-		&cli.StringFlag{Name: "approval", Usage: "approval `MODE` for every task: auto, read-only, rules or ask", DefaultText: "the task's"},
-		&cli.StringFlag{Name: "sandbox", Usage: "sandbox `MODE` for every task: auto, bwrap, landlock or none", DefaultText: "the task's"},
-		&cli.StringFlag{Name: "cache-dir", Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
-		&cli.BoolFlag{Name: "stream", Usage: "ask the model server for streamed responses"},
-		&cli.DurationFlag{Name: "request-timeout", Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
-		&cli.IntFlag{Name: "retries", Value: 4, Usage: "`N` attempts per model request on connection errors, 429 and 5xx"},
 	}
 }
 
@@ -126,15 +147,8 @@ func (o *RunOptions) Check() error {
 	if o.Parallel < 1 || o.Repeat < 1 || o.MaxSteps < 0 || o.Timeout < 0 {
 		return usageError("run: --parallel and --repeat must be at least 1, --max-steps and --timeout not negative")
 	}
-	switch o.Approval {
-	case "", task.ModeAuto, task.ModeReadOnly, task.ModeRules, task.ModeAsk:
-	default:
-		return usageError("run: --approval %q: want auto, read-only, rules or ask", o.Approval)
-	}
-	switch o.Sandbox {
-	case "", "auto", "bwrap", "landlock", "none":
-	default:
-		return usageError("run: --sandbox %q: want auto, bwrap, landlock or none", o.Sandbox)
+	if err := o.ScenarioOptions.check("run"); err != nil {
+		return err
 	}
 	if err := o.ReachOptions.check(o.Model); err != nil {
 		return err
@@ -142,63 +156,36 @@ func (o *RunOptions) Check() error {
 	return o.checkCI()
 }
 
-// Execute runs `runner run` with opts and returns nil or an *ExitError.
+// Execute runs `runner run` with opts and returns nil or an error classify maps to the
+// exit code.
 func Execute(ctx context.Context, opts RunOptions) error {
 	if err := opts.Check(); err != nil {
-		return err
-	}
-	var approval *task.Approval
-	if opts.Approval != "" {
-		approval = &task.Approval{Mode: opts.Approval}
-	}
-	reg := catalog.Default()
-	tasks, err := loadTasks(opts.Paths, reg, opts.Filter, opts.Stderr)
-	if err != nil {
-		return err
-	}
-	// The models' checks run in the background from here on (see session.Models.Preflight).
-	models := session.NewModels(opts.Model, opts.ReachOptions.open(providers.OpenOptions{
-		Stream: opts.Stream, RequestTimeout: opts.RequestTimeout, Retries: opts.Retries,
-	}))
-	if err := preflight(ctx, "run", models, tasks); err != nil {
 		return err
 	}
 	tty := isatty.IsTerminal(fdOf(opts.Stdout))
 	if opts.TTY != nil {
 		tty = *opts.TTY
 	}
+	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
+	so.Model, so.Open = opts.Model, opts.ReachOptions.open(so.Open)
+	so.KeepWorkspaces, so.Engine, so.RunID = opts.KeepWorkspaces, opts.Engine, opts.RunID
+	if in, ok := opts.Stdin.(*os.File); ok {
+		so.Terminal = &session.Terminal{In: in, Out: opts.Stdout, TTY: tty}
+	}
+	s, err := session.New(ctx, so)
+	if err != nil {
+		return inVerb("run", err)
+	}
 	reporter := opts.reporters(tty, opts.JSON, opts.JUnit, opts.OutDir)
-	sel, prior, err := opts.selection(tasks)
+	sel, prior, err := opts.selection(s.Tasks)
 	if err != nil {
 		return err
 	}
-
-	sandboxes := session.NewSandboxes(opts.Sandbox, opts.Stderr)
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: output directory: %w", err)}
-	}
-	cacheDir, err := session.PrepareCache(opts.CacheDir)
-	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: --cache-dir: %w", err)}
-	}
-	sandboxes.ProbeAll(tasks)
-
-	var asker policy.Asker
-	if opts.Approval == task.ModeAsk || anyAsk(tasks) {
-		if in, ok := opts.Stdin.(*os.File); ok && policy.IsTerminal(in) && tty {
-			asker = policy.NewTerminalAsker(in, opts.Stdout)
-			opts.Parallel = 1 // one question at a time
-		}
-	}
-	reporter.Start(suite.Count(tasks, opts.Repeat, sel))
-	run := suite.Run(ctx, tasks, suite.Options{
-		Parallel: opts.Parallel, Repeat: opts.Repeat,
+	reporter.Start(suite.Count(s.Tasks, opts.Repeat, sel))
+	run := suite.Run(ctx, s.Tasks, suite.Options{
+		Parallel: s.Parallel(opts.Parallel), Repeat: opts.Repeat,
 		OnStart: reporter.Started, OnDone: reporter.Finished, Select: sel, Prior: prior,
-		Scenario: scenario.Options{
-			OutDir: opts.OutDir, Catalog: reg, Approval: approval, Asker: asker,
-			MaxSteps: opts.MaxSteps, Timeout: opts.Timeout, KeepWorkspaces: opts.KeepWorkspaces, CacheDir: cacheDir,
-			Model: models.ForTask, ModelName: models.Name, Judge: models.Judge, Sandbox: sandboxes.Get, Engine: opts.Engine, RunID: opts.RunID,
-		},
+		Scenario: s.Scenario(ctx, ""),
 	})
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
@@ -211,35 +198,6 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		return &ExitError{Code: ExitErrored}
 	}
 	return nil
-}
-
-// loadTasks loads task files as session.LoadTasks does; every problem is a usage error.
-func loadTasks(paths []string, reg *tools.Registry, filter string, stderr io.Writer) ([]*task.Task, error) {
-	tasks, err := session.LoadTasks(paths, reg, filter, stderr)
-	if err != nil {
-		if strings.HasPrefix(err.Error(), "--filter") {
-			return nil, usageError("run: %v", err)
-		}
-		return nil, &ExitError{Code: ExitUsage, Err: err}
-	}
-	return tasks, nil
-}
-
-// preflight checks every model once; a name that does not parse is a usage error.
-func preflight(ctx context.Context, verb string, models *session.Models, tasks []*task.Task) error {
-	if err := models.Preflight(ctx, tasks); err != nil {
-		return usageError("%s: %v", verb, err)
-	}
-	return nil
-}
-
-func anyAsk(tasks []*task.Task) bool {
-	for _, t := range tasks {
-		if t.Approval.Mode == task.ModeAsk {
-			return true
-		}
-	}
-	return false
 }
 
 func fdOf(w io.Writer) uintptr {

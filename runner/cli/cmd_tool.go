@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentrunner/runner/runner/agent"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/catalog"
@@ -37,37 +40,33 @@ const (
 )
 
 func toolCommand(stdio IO) *cli.Command {
+	o := &ToolOptions{IO: stdio}
+	var args string
 	return &cli.Command{
 		Name: "tool",
 		Usage: "run one tool call in a workspace, decided and sandboxed as an agent's call would be, and print its result as JSON " +
 			"(exit 0 success, 1 tool error or denied, 2 usage)",
 		ArgsUsage: "NAME [ARGS_JSON]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Value: ".", Usage: "the workspace directory"},
-			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "the arguments as a JSON object (or give them after NAME)"},
-			&cli.StringFlag{Name: "sandbox", Value: "auto", Usage: "confine commands: auto, bwrap, landlock or none"},
-			&cli.StringFlag{Name: "approval", Value: toolApprovalAgent, Usage: "agent (the built-in command rules and dynamic approval, as in a task), " +
+			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Destination: &o.Workspace, Value: ".", Usage: "the workspace directory"},
+			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Destination: &args, Usage: "the arguments as a JSON object (or give them after NAME)"},
+			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: "auto", Usage: "confine commands: auto, bwrap, landlock or none"},
+			&cli.StringFlag{Name: "approval", Destination: &o.Approval, Value: toolApprovalAgent, Usage: "agent (the built-in command rules and dynamic approval, as in a task), " +
 				"read-only, or auto (you approve the call: no rules)"},
-			&cli.BoolFlag{Name: "network", Usage: "let sandboxed commands and fetch_webpage reach the network, as network: true does"},
+			&cli.BoolFlag{Name: "network", Destination: &o.Network, Usage: "let sandboxed commands and fetch_webpage reach the network, as network: true does"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return usageError("tool: want a tool name and at most one JSON object of arguments, got %d arguments (see runner tools)", c.NArg())
 			}
-			args := c.String("args")
+			o.Name, o.Args = c.Args().First(), args
 			if c.NArg() == 2 {
 				if c.IsSet("args") {
 					return usageError("tool: arguments given twice, after the name and with --args")
 				}
-				args = c.Args().Get(1)
+				o.Args = c.Args().Get(1)
 			}
-			if args == "" {
-				args = "{}"
-			}
-			return RunTool(c, ToolOptions{
-				Name: c.Args().First(), Workspace: c.String("workspace"), Args: args,
-				Sandbox: c.String("sandbox"), Approval: c.String("approval"), Network: c.Bool("network"), IO: stdio,
-			})
+			return RunTool(c.Context, *o)
 		},
 	}
 }
@@ -81,32 +80,50 @@ func commandTools() map[string]bool {
 	return out
 }
 
-// RunTool runs one tool call and prints the Result as JSON. The call goes through the
-// approval policy an agent's call in a task with default settings would meet (the
-// built-in command rules included) unless opts.Approval is auto, and commands run in
-// the sandbox opts.Sandbox names.
-func RunTool(c *cli.Context, opts ToolOptions) error {
-	reg := catalog.Default()
-	_, canonical, ok := reg.Lookup(opts.Name)
-	if !ok {
-		return usageError("tool: unknown tool %q (see runner tools)", opts.Name)
+// Check reports the first option that cannot work, as a usage error, and returns the
+// approval mode of the call's policy ("" for none).
+func (o *ToolOptions) Check(reg *tools.Registry) (mode string, err error) {
+	if o.Args == "" {
+		o.Args = "{}"
 	}
-	if !json.Valid([]byte(opts.Args)) {
-		return usageError("tool: the arguments are not valid JSON: %s", opts.Args)
+	if _, _, ok := reg.Lookup(o.Name); !ok {
+		return "", usageError("tool: unknown tool %q (see runner tools)", o.Name)
 	}
-	var mode string
-	switch opts.Approval {
+	if !json.Valid([]byte(o.Args)) {
+		return "", usageError("tool: the arguments are not valid JSON: %s", o.Args)
+	}
+	switch o.Approval {
 	case "", toolApprovalAgent:
 		mode = task.ModeAuto
 	case toolApprovalReadOnly:
 		mode = task.ModeReadOnly
 	case toolApprovalAuto:
 	default:
-		return usageError("tool: --approval %q: want agent, read-only or auto", opts.Approval)
+		return "", usageError("tool: --approval %q: want agent, read-only or auto", o.Approval)
 	}
-	if info, err := os.Stat(opts.Workspace); err != nil || !info.IsDir() {
-		return usageError("tool: --workspace %s is not a directory", opts.Workspace)
+	switch o.Sandbox {
+	case "", sandbox.ModeAuto, sandbox.ModeBwrap, sandbox.ModeLandlock, sandbox.ModeNone:
+	default:
+		return "", usageError("tool: sandbox: unknown sandbox mode %q (want auto, bwrap, landlock or none)", o.Sandbox)
 	}
+	if info, err := os.Stat(o.Workspace); err != nil || !info.IsDir() {
+		return "", usageError("tool: --workspace %s is not a directory", o.Workspace)
+	}
+	return mode, nil
+}
+
+// RunTool runs one tool call and prints the Result as JSON. The call goes through the
+// approval policy an agent's call in a task with default settings would meet (the
+// built-in command rules included) unless opts.Approval is auto, then through the
+// agent's own path (agent.Call), and commands run in the sandbox opts.Sandbox names,
+// probed as a run probes it (session.Sandboxes).
+func RunTool(ctx context.Context, opts ToolOptions) error {
+	reg := catalog.Default()
+	mode, err := opts.Check(reg)
+	if err != nil {
+		return err
+	}
+	_, canonical, _ := reg.Lookup(opts.Name)
 	ws, err := tools.OpenWorkspace(opts.Workspace)
 	if err != nil {
 		return usageError("tool: %v", err)
@@ -116,22 +133,19 @@ func RunTool(c *cli.Context, opts ToolOptions) error {
 	// Only command tools are sandboxed: probing (and warning about) a sandbox for a
 	// read_file would be noise.
 	if commandTools()[canonical] {
-		wrap, note, err := sandbox.Probe(c.Context, opts.Sandbox)
-		if err != nil {
+		if ws.Sandbox, err = session.NewSandboxes(opts.Sandbox, opts.Stderr).Get(opts.Sandbox); err != nil {
 			return usageError("tool: sandbox: %v", err)
 		}
-		if note != "" {
-			fmt.Fprintf(opts.Stderr, "runner: %s\n", note)
-		}
-		ws.Sandbox = wrap
-	} else {
-		switch opts.Sandbox {
-		case "", sandbox.ModeAuto, sandbox.ModeBwrap, sandbox.ModeLandlock, sandbox.ModeNone:
-		default:
-			return usageError("tool: sandbox: unknown sandbox mode %q (want auto, bwrap, landlock or none)", opts.Sandbox)
-		}
 	}
-	res := runToolCall(c, reg, opts.Name, json.RawMessage(opts.Args), ws, mode)
+	var decider agent.Decider
+	if mode != "" {
+		p, err := policy.New(task.Approval{Mode: mode}, nil, policy.Options{Resolve: reg.Canonical})
+		if err != nil { // a fixed mode and no rules: cannot fail
+			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("tool: approval policy: %w", err)}
+		}
+		decider = p
+	}
+	res := agent.Call(ctx, reg, decider, ws, opts.Name, json.RawMessage(opts.Args))
 	if err := writeJSON(opts.Stdout, res); err != nil {
 		return &ExitError{Code: ExitFailed, Err: err}
 	}
@@ -139,23 +153,4 @@ func RunTool(c *cli.Context, opts ToolOptions) error {
 		return &ExitError{Code: ExitFailed}
 	}
 	return nil
-}
-
-// runToolCall prepares the call, lets the policy of mode decide it ("" means no
-// policy) and runs it when allowed.
-func runToolCall(c *cli.Context, reg *tools.Registry, name string, raw json.RawMessage, ws *tools.Workspace, mode string) tools.Result {
-	call, terr := reg.Prepare(name, raw)
-	if terr != nil {
-		return tools.Fail(terr)
-	}
-	if mode != "" {
-		p, err := policy.New(task.Approval{Mode: mode}, nil, policy.Options{Resolve: reg.Canonical})
-		if err != nil { // a fixed mode and no rules: cannot fail
-			return tools.Failf(tools.CodeExecutionError, "", "approval policy: %v", err)
-		}
-		if d := p.Decide(c.Context, call, ws); !d.Allowed {
-			return policy.DeniedResult(d, call)
-		}
-	}
-	return reg.Execute(c.Context, call, ws)
 }

@@ -2,15 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/result"
-	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/tools/catalog"
@@ -26,31 +25,41 @@ type ValidateOptions struct {
 }
 
 func validateCommand(stdio IO) *cli.Command {
+	o := &ValidateOptions{IO: stdio}
 	return &cli.Command{
 		Name:      "validate",
 		Usage:     "check task files (and with --oracle, that each reference solution passes); exit 0, or 2 with every problem listed",
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "oracle", Usage: "run every task's reference solution and require it to pass"},
-			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Value: 2, Usage: "scenarios run at once with --oracle"},
+			&cli.BoolFlag{Name: "oracle", Destination: &o.Oracle, Usage: "run every task's reference solution and require it to pass"},
+			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: 2, Usage: "scenarios run at once with --oracle"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return usageError("validate: no task files given")
-			}
-			return Validate(c.Context, ValidateOptions{Paths: c.Args().Slice(), Oracle: c.Bool("oracle"), Parallel: c.Int("parallel"), IO: stdio})
+			o.Paths = c.Args().Slice()
+			return Validate(c.Context, *o)
 		},
 	}
 }
 
-// Validate checks task files; with Oracle it also proves each one solvable.
+// Check reports the first flag value that cannot work, as a usage error.
+func (o *ValidateOptions) Check() error {
+	if len(o.Paths) == 0 {
+		return usageError("validate: no task files given")
+	}
+	return nil
+}
+
+// Validate checks task files; with Oracle it also proves each one solvable, running
+// every task on the oracle model in the runtime run builds (session.New).
 func Validate(ctx context.Context, opts ValidateOptions) error {
-	reg := catalog.Default()
-	tasks, err := session.LoadTasks(opts.Paths, reg, "", opts.Stderr)
-	if err != nil {
-		return problemLines(opts.Stderr, err)
+	if err := opts.Check(); err != nil {
+		return err
 	}
 	if !opts.Oracle {
+		tasks, err := session.LoadTasks(opts.Paths, catalog.Default(), "", opts.Stderr)
+		if err != nil {
+			return problemLines(opts.Stderr, err)
+		}
 		fmt.Fprintf(opts.Stdout, "%d task files valid\n", len(tasks))
 		return nil
 	}
@@ -59,16 +68,18 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("validate: %w", err)}
 	}
 	defer os.RemoveAll(out)
-	cacheDir, err := session.PrepareCache(session.DefaultCacheDir())
-	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: err}
-	}
-	models := session.NewModels(DefaultModel, providers.OpenOptions{})
-	sandboxes := session.NewSandboxes("", opts.Stderr)
-	run := suite.Run(ctx, tasks, suite.Options{
-		Parallel: max(opts.Parallel, 1), Repeat: 1,
-		Scenario: scenario.Options{OutDir: out, Catalog: reg, Model: models.ForTask, Judge: models.Judge, Sandbox: sandboxes.Get, CacheDir: cacheDir},
+	s, err := session.New(ctx, session.Options{
+		Paths: opts.Paths, Model: DefaultModel, OutDir: out, CacheDir: session.DefaultCacheDir(), Warn: opts.Stderr,
 	})
+	var load *session.LoadError
+	switch {
+	case errors.As(err, &load):
+		return problemLines(opts.Stderr, load.Err)
+	case err != nil:
+		return inVerb("validate", err)
+	}
+	tasks := s.Tasks
+	run := suite.Run(ctx, tasks, suite.Options{Parallel: max(opts.Parallel, 1), Repeat: 1, Scenario: s.Scenario(ctx, "")})
 	var problems []string
 	failed := 0
 	for _, s := range run.Scenarios {

@@ -87,7 +87,7 @@ func executeWithEnv(t *testing.T, env map[string]string, tty bool, paths ...stri
 	t.Helper()
 	var out bytes.Buffer
 	err := Execute(context.Background(), RunOptions{
-		Paths: paths, Model: DefaultModel, OutDir: t.TempDir(), Parallel: 1, Repeat: 1, CacheDir: "",
+		Paths: paths, Model: DefaultModel, OutDir: t.TempDir(), Parallel: 1, Repeat: 1,
 		TTY: &tty, Getenv: func(k string) string { return env[k] },
 		IO: IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &bytes.Buffer{}},
 	})

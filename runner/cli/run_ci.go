@@ -16,27 +16,27 @@ import (
 
 // ciFlags are run's flags for splitting a suite across machines and picking up after a
 // killed or failed run.
-func ciFlags() []cli.Flag {
+func (o *RunOptions) ciFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "shard", Usage: "run only part `I/N` of the suite (1 <= I <= N), split by a stable hash of each scenario; " +
+		&cli.StringFlag{Name: "shard", Destination: &o.Shard, Usage: "run only part `I/N` of the suite (1 <= I <= N), split by a stable hash of each scenario; " +
 			"auto[/N] reads I from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) and N from RUNNER_SHARD_COUNT"},
-		&cli.StringFlag{Name: "resume", Usage: "reuse the finished results in `DIR` (an earlier --out), run the rest, report the union; --out defaults to DIR"},
-		&cli.StringFlag{Name: "rerun-failed", Usage: "reuse the passed results in `DIR`, run every other scenario again, report the union; --out defaults to DIR"},
+		&cli.StringFlag{Name: "resume", Destination: &o.Resume, Usage: "reuse the finished results in `DIR` (an earlier --out), run the rest, report the union; --out defaults to DIR"},
+		&cli.StringFlag{Name: "rerun-failed", Destination: &o.RerunFailed, Usage: "reuse the passed results in `DIR`, run every other scenario again, report the union; --out defaults to DIR"},
 	}
 }
 
 // withResumeOut writes into the resumed directory unless --out was given, so the next
 // --resume of the same directory sees every result.
-func (o RunOptions) withResumeOut(outSet bool) RunOptions {
+func (o *RunOptions) withResumeOut(outSet bool) RunOptions {
 	if outSet {
-		return o
+		return *o
 	}
 	if o.Resume != "" {
 		o.OutDir = o.Resume
 	} else if o.RerunFailed != "" {
 		o.OutDir = o.RerunFailed
 	}
-	return o
+	return *o
 }
 
 func (o *RunOptions) getenv(k string) string {
@@ -52,7 +52,7 @@ func (o *RunOptions) checkCI() error {
 	}
 	if o.Shard != "" {
 		if _, err := suite.ParseShard(o.Shard, o.getenv); err != nil {
-			return usageError("run: %v", err)
+			return inVerb("run", err)
 		}
 	}
 	return nil
@@ -95,7 +95,7 @@ func (o *RunOptions) selection(tasks []*task.Task) (func(*task.Task, int, int) b
 	if o.Shard != "" {
 		sh, err := suite.ParseShard(o.Shard, o.getenv)
 		if err != nil {
-			return nil, nil, usageError("run: %v", err)
+			return nil, nil, inVerb("run", err)
 		}
 		sel = sh.Selector(tasks, o.Repeat)
 	}

@@ -18,16 +18,12 @@ type ReachOptions struct {
 	ToolCallParser string
 }
 
-func reachFlags() []cli.Flag {
+func (o *ReachOptions) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "record", Usage: "store every model response in the cassette `DIR`"},
-		&cli.StringFlag{Name: "replay", Usage: "answer every model request from the cassette `DIR` (no server)"},
-		&cli.StringFlag{Name: "tool-call-parser", Usage: "read tool calls written as text: `MODE` auto, native, hermes, json or off", DefaultText: "the task's, else auto for ollama"},
+		&cli.StringFlag{Name: "record", Destination: &o.Record, Usage: "store every model response in the cassette `DIR`"},
+		&cli.StringFlag{Name: "replay", Destination: &o.Replay, Usage: "answer every model request from the cassette `DIR` (no server)"},
+		&cli.StringFlag{Name: "tool-call-parser", Destination: &o.ToolCallParser, Usage: "read tool calls written as text: `MODE` auto, native, hermes, json or off", DefaultText: "the task's, else auto for ollama"},
 	}
-}
-
-func reachOptions(c *cli.Context) ReachOptions {
-	return ReachOptions{Record: c.String("record"), Replay: c.String("replay"), ToolCallParser: c.String("tool-call-parser")}
 }
 
 // check reports a flag value that cannot work with the run's --model, as a usage error.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentrunner/runner/runner/agent"
 	"github.com/agentrunner/runner/runner/assert"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
@@ -37,28 +36,8 @@ func verifyContext(parent context.Context, deadline time.Time, now time.Time) (c
 	return ctx, func() { stop(); cancel() }
 }
 
-// runAgent runs the agent loop and gives up on it abandonAfter past the scenario's end
-// (deadline or interrupt): a tool stuck where its context cannot reach (a blocking
-// system call) must not keep the run from ending and writing its reports. stuck reports
-// an abandoned loop; its outcome then holds only the steps recorded so far.
-func (r *runState) runAgent(ctx context.Context, cfg agent.Config) (out agent.Outcome, stuck bool) {
-	done := make(chan agent.Outcome, 1)
-	go func() { done <- agent.Run(ctx, cfg) }()
-	select {
-	case out := <-done:
-		return out, false
-	case <-ctx.Done():
-	}
-	select {
-	case out := <-done:
-		return out, false
-	case <-time.After(abandonAfter):
-		return agent.Outcome{Steps: int(r.steps.Load())}, true
-	}
-}
-
-// verification is what the phase after the agent found; it is applied to the result by
-// the scenario's own goroutine, so an abandoned verification cannot touch the result.
+// verification is what the verify stage found; the verdict stage applies it to the result
+// on the scenario's own goroutine, so an abandoned verification cannot touch the result.
 type verification struct {
 	// changes is the comparison of the workspace before and after the agent.
 	changes *workspace.Changes
@@ -69,6 +48,40 @@ type verification struct {
 	score     *float64
 	scoreNote string
 	err       error
+}
+
+// errInterrupted is the verification of an agent loop ended by an interrupt: nothing is
+// checked.
+var errInterrupted = errors.New("interrupted")
+
+// verify is the third stage: once the agent is done, find what it changed, add the hidden
+// verify files and check the end state, under the scenario's deadline (with a little
+// grace after a timeout) and the run's interrupt. After an agent error only the changes
+// are found (still worth knowing what the agent did before the infrastructure failed);
+// after an interrupt nothing is done. Either way err is the agent's.
+func (r *runState) verify(p *prepared, a acted) verification {
+	deadline, _ := p.ctx.Deadline()
+	vctx, vcancel := verifyContext(p.parent, deadline, r.now())
+	defer vcancel()
+	switch a.out.Stop {
+	case result.StopError:
+		v := guard(vctx, func() verification {
+			c, err := r.compare(vctx, p.dir, p.manifest)
+			return verification{changes: c, err: err}
+		})
+		v.err = a.out.Err
+		return v
+	case result.StopInterrupt:
+		return verification{err: errInterrupted}
+	}
+	out, t := a.out, r.t
+	return guard(vctx, func() verification {
+		return r.verifyNow(vctx, p.env, p.dir, p.manifest, &assert.Run{
+			Workspace: p.dir, Completed: out.Stop == result.StopCompleted, Summary: out.Summary, Steps: out.Steps,
+			Calls: out.Calls, Env: t.Env, Wrap: p.sandbox, Network: t.Network, Limits: t.Limits,
+			CacheDir: r.opts.CacheDir, Judge: r.judgeEnv(t),
+		})
+	})
 }
 
 // guard runs fn under ctx and gives up waiting abandonAfter past ctx's end, reporting

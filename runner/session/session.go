@@ -1,7 +1,9 @@
 // Package session holds what the scenarios of one invocation share at run time: the task
 // files loaded once, each model opened and checked once, each sandbox mode probed once,
-// and the build cache. The command line binds flags into options; everything that touches
-// the machine or a model server lives here, so `run`, `validate` and `bench` share it.
+// and the build cache. The command line binds flags into Options; New builds the runtime
+// from them (everything that touches the machine or a model server lives here) and
+// Session.Scenario hands out the one set of scenario options, so `run`, `validate` and
+// `bench` share it.
 package session
 
 import (
@@ -32,13 +34,14 @@ const DefaultModel = "oracle"
 var ErrNoMatch = errors.New("matches no scenario")
 
 // LoadTasks loads every task file under paths, prints each task's warnings to warn and keeps
-// the tasks whose name matches filter ("" keeps all). Load errors list every problem at once.
+// the tasks whose name matches filter ("" keeps all). Load errors list every problem at once;
+// a filter that does not compile or keeps nothing is a *FilterError.
 func LoadTasks(paths []string, reg *tools.Registry, filter string, warn io.Writer) ([]*task.Task, error) {
 	var re *regexp.Regexp
 	if filter != "" {
 		var err error
 		if re, err = regexp.Compile(filter); err != nil {
-			return nil, fmt.Errorf("--filter: %w", err)
+			return nil, &FilterError{Filter: filter, Err: err}
 		}
 	}
 	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs})
@@ -60,7 +63,7 @@ func LoadTasks(paths []string, reg *tools.Registry, filter string, warn io.Write
 		}
 	}
 	if len(kept) == 0 {
-		return nil, fmt.Errorf("--filter %q: %w", filter, ErrNoMatch)
+		return nil, &FilterError{Filter: filter, Err: ErrNoMatch}
 	}
 	return kept, nil
 }

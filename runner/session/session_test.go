@@ -48,7 +48,8 @@ func TestLoadTasksFilter(t *testing.T) {
 	_, err = LoadTasks([]string{dir}, reg, "^zeta", io.Discard)
 	assert.Assert(t, errors.Is(err, ErrNoMatch), "got %v", err)
 	_, err = LoadTasks([]string{dir}, reg, "(", io.Discard)
-	assert.ErrorContains(t, err, "--filter")
+	var fe *FilterError
+	assert.Assert(t, errors.As(err, &fe), "got %v", err)
 }
 
 func TestPrepareCache(t *testing.T) {

@@ -79,36 +79,45 @@ func (s Shard) Selector(tasks []*task.Task, repeat int) func(t *task.Task, repea
 	}
 }
 
-// ParseShard reads a --shard value: "I/N" (1 <= I <= N), or "auto" / "auto/N", which take
+// ShardError is a shard value that cannot be used: Value as given, and why. It names no
+// flag; the command line does.
+type ShardError struct {
+	Value  string
+	Reason string
+}
+
+func (e *ShardError) Error() string { return fmt.Sprintf("%q: %s", e.Value, e.Reason) }
+
+// ParseShard reads a shard value: "I/N" (1 <= I <= N), or "auto" / "auto/N", which take
 // I from a Kubernetes Indexed Job's JOB_COMPLETION_INDEX (counted from 0) and N from
-// RUNNER_SHARD_COUNT when not given. getenv reads the environment.
+// RUNNER_SHARD_COUNT when not given. getenv reads the environment. Errors are *ShardError.
 func ParseShard(v string, getenv func(string) string) (Shard, error) {
 	const form = `want I/N with 1 <= I <= N (e.g. 2/4), or auto[/N]`
 	idx, count, ok := strings.Cut(v, "/")
 	if idx == "auto" {
 		env := getenv("JOB_COMPLETION_INDEX")
 		if env == "" {
-			return Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX is not set (it is set in a Kubernetes Indexed Job)", v)
+			return Shard{}, &ShardError{v, "JOB_COMPLETION_INDEX is not set (it is set in a Kubernetes Indexed Job)"}
 		}
 		i, err := strconv.Atoi(env)
 		if err != nil || i < 0 {
-			return Shard{}, fmt.Errorf("--shard %s: JOB_COMPLETION_INDEX=%q is not a number from 0", v, env)
+			return Shard{}, &ShardError{v, fmt.Sprintf("JOB_COMPLETION_INDEX=%q is not a number from 0", env)}
 		}
 		idx = strconv.Itoa(i + 1)
 		if !ok {
 			if count = getenv("RUNNER_SHARD_COUNT"); count == "" {
-				return Shard{}, fmt.Errorf("--shard auto: say how many shards, as --shard auto/N or RUNNER_SHARD_COUNT=N")
+				return Shard{}, &ShardError{v, "say how many shards, as auto/N or RUNNER_SHARD_COUNT=N"}
 			}
 			ok = true
 		}
 	}
 	if !ok {
-		return Shard{}, fmt.Errorf("--shard %q: %s", v, form)
+		return Shard{}, &ShardError{v, form}
 	}
 	i, err1 := strconv.Atoi(idx)
 	n, err2 := strconv.Atoi(count)
 	if err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return Shard{}, fmt.Errorf("--shard %q: %s", v, form)
+		return Shard{}, &ShardError{v, form}
 	}
 	return Shard{Index: i, Count: n}, nil
 }

@@ -83,7 +83,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		}
 		c, err := openCassette(o.Replay, getenv)
 		if err != nil {
-			return nil, fmt.Errorf("--replay: %w", err)
+			return nil, fmt.Errorf("replay cassette: %w", err)
 		}
 		return replay.Play(c, spec, o.Scenario), nil
 	}
@@ -166,11 +166,11 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 	m = textcall.Wrap(m, parser)
 	if o.Record != "" {
 		if err := os.MkdirAll(o.Record, 0o755); err != nil {
-			return nil, fmt.Errorf("--record: %w", err)
+			return nil, fmt.Errorf("record cassette: %w", err)
 		}
 		c, err := replay.Open(o.Record, getenv)
 		if err != nil {
-			return nil, fmt.Errorf("--record: %w", err)
+			return nil, fmt.Errorf("record cassette: %w", err)
 		}
 		m = replay.Record(m, c, o.Scenario)
 	}

@@ -137,3 +137,27 @@ func TestHostRedactsCredentials(t *testing.T) {
 		assert.Check(t, strings.Contains(host, "127.0.0.1:9"), "%s: %s", name, host)
 	}
 }
+
+// CheckName agrees with Open on every name whose provider is wrong, and passes the names
+// Open accepts, without building a client.
+func TestCheckNameAgreesWithOpen(t *testing.T) {
+	for _, spec := range []string{"", "qwen3", "nosuch:model", "OLLAMA:qwen3:4b", "oracle", "openai:gpt-4o", "gemini:x", "anthropic:c"} {
+		_, openErr := providers.Open(spec, providers.OpenOptions{Getenv: func(string) string { return "" }})
+		err := providers.CheckName(spec)
+		if err == nil {
+			continue
+		}
+		if openErr == nil {
+			t.Errorf("%q: CheckName refuses (%v) what Open accepts", spec, err)
+			continue
+		}
+		if err.Error() != openErr.Error() {
+			t.Errorf("%q: CheckName says %q, Open %q", spec, err, openErr)
+		}
+	}
+	for _, spec := range []string{"", "qwen3", "nosuch:model"} {
+		if providers.CheckName(spec) == nil {
+			t.Errorf("%q: CheckName accepts a name without a known provider", spec)
+		}
+	}
+}

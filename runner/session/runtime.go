@@ -1,0 +1,200 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/scenario"
+	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/catalog"
+)
+
+// Options say what one invocation's runtime is built from. The command line binds its
+// flags into them; every field is the flag's value, none is a flag name.
+type Options struct {
+	// Paths are the task files, directories or globs; Filter ("" for all) keeps the tasks
+	// whose name matches the regular expression.
+	Paths  []string
+	Filter string
+	// Model, when set, is the model of every task ("" for each task's own). Bench leaves it
+	// empty and names a model per turn with Session.Scenario.
+	Model string
+	// Bench says the models are the bench's, checked and opened per turn: New checks no
+	// model of the tasks.
+	Bench bool
+	// Open opens the models and the judges: streaming, request timeout, retries, cassettes,
+	// the tool-call parser.
+	Open providers.OpenOptions
+	// OutDir receives the scenarios' directories; New creates it.
+	OutDir string
+	// MaxSteps, Timeout (0: the task's), Approval and Sandbox ("": the task's) override
+	// every task.
+	MaxSteps int
+	Timeout  time.Duration
+	Approval string
+	Sandbox  string
+	// CacheDir is the build cache shared by commands ("" for none); New creates it.
+	CacheDir string
+	// KeepWorkspaces, Engine and RunID are as in scenario.Options.
+	KeepWorkspaces bool
+	Engine, RunID  string
+	// WorkspaceParent and NoSync are for tests and benchmarks, as in scenario.Options.
+	WorkspaceParent string
+	NoSync          bool
+	// Terminal, when set and both of its ends are terminals, answers approval questions of
+	// ask mode (one scenario at a time: see Session.Parallel).
+	Terminal *Terminal
+	// Warn receives the tasks' warnings and the sandboxes' notes.
+	Warn io.Writer
+	// Catalog is the tool catalog (nil: catalog.Default()).
+	Catalog *tools.Registry
+}
+
+// Terminal is the person at the keyboard, for ask mode.
+type Terminal struct {
+	In  *os.File
+	Out io.Writer
+	// TTY says Out is a terminal (or the caller forces the live console).
+	TTY bool
+}
+
+// Session is one invocation's runtime: tasks, catalog, models, judges, sandboxes, policy
+// asker, cache. Every command that runs scenarios (run, bench, validate --oracle) builds
+// it with New and runs them with the options Scenario returns, so no command can forget
+// a part of it (bench once ran without the judge).
+type Session struct {
+	Tasks     []*task.Task
+	Catalog   *tools.Registry
+	Models    *Models
+	Sandboxes *Sandboxes
+	// Asker answers ask mode's questions; nil without a terminal.
+	Asker policy.Asker
+	// CacheDir is the prepared (absolute) build cache, "" for none.
+	CacheDir string
+	opts     Options
+}
+
+// Errors of New, each wrapping the cause; the command line names the flag.
+type (
+	// FilterError: Options.Filter is not a regular expression, or matches no task
+	// (errors.Is(err, ErrNoMatch)).
+	FilterError struct {
+		Filter string
+		Err    error
+	}
+	// LoadError: a task file cannot be loaded (every problem listed).
+	LoadError struct{ Err error }
+	// OutDirError: the output directory cannot be created.
+	OutDirError struct{ Err error }
+	// CacheError: the build cache cannot be created.
+	CacheError struct{ Err error }
+)
+
+func (e *FilterError) Error() string { return fmt.Sprintf("%q: %v", e.Filter, e.Err) }
+func (e *FilterError) Unwrap() error { return e.Err }
+func (e *LoadError) Error() string   { return e.Err.Error() }
+func (e *LoadError) Unwrap() error   { return e.Err }
+func (e *OutDirError) Error() string { return e.Err.Error() }
+func (e *OutDirError) Unwrap() error { return e.Err }
+func (e *CacheError) Error() string  { return e.Err.Error() }
+func (e *CacheError) Unwrap() error  { return e.Err }
+
+// New builds the runtime: loads and filters the tasks, starts the models' pre-flight
+// checks in the background (a name that does not parse is a *BadNameError), creates the
+// output directory and the cache, probes every sandbox mode the tasks use (the notes come
+// before any progress line) and finds the terminal for ask mode.
+func New(ctx context.Context, o Options) (*Session, error) {
+	if o.Warn == nil {
+		o.Warn = io.Discard
+	}
+	s := &Session{Catalog: o.Catalog, opts: o}
+	if s.Catalog == nil {
+		s.Catalog = catalog.Default()
+	}
+	tasks, err := loadTasks(o.Paths, s.Catalog, o.Filter, o.Warn)
+	if err != nil {
+		return nil, err
+	}
+	s.Tasks = tasks
+	s.Models = NewModels(o.Model, o.Open)
+	if !o.Bench {
+		// The checks run in the background from here on (see Models.Preflight).
+		if err := s.Models.Preflight(ctx, tasks); err != nil {
+			return nil, err
+		}
+	}
+	if o.OutDir != "" {
+		if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+			return nil, &OutDirError{Err: err}
+		}
+	}
+	if s.CacheDir, err = PrepareCache(o.CacheDir); err != nil {
+		return nil, &CacheError{Err: err}
+	}
+	s.Sandboxes = NewSandboxes(o.Sandbox, o.Warn)
+	s.Sandboxes.ProbeAll(tasks)
+	if tm := o.Terminal; tm != nil && tm.TTY && (o.Approval == task.ModeAsk || anyAsk(tasks)) && policy.IsTerminal(tm.In) {
+		s.Asker = policy.NewTerminalAsker(tm.In, tm.Out)
+	}
+	return s, nil
+}
+
+// loadTasks is LoadTasks with its errors typed for New.
+func loadTasks(paths []string, reg *tools.Registry, filter string, warn io.Writer) ([]*task.Task, error) {
+	tasks, err := LoadTasks(paths, reg, filter, warn)
+	var fe *FilterError
+	switch {
+	case err == nil:
+		return tasks, nil
+	case errors.As(err, &fe):
+		return nil, err
+	}
+	return nil, &LoadError{Err: err}
+}
+
+// Parallel is the number of scenarios that may run at once: one while a person answers
+// ask mode's questions, else want.
+func (s *Session) Parallel(want int) int {
+	if s.Asker != nil {
+		return 1
+	}
+	return want
+}
+
+// Scenario returns the options every scenario of the session runs with. model, when
+// set, replaces the session's model (bench's turn of one model); its pre-flight check
+// starts now, in the background.
+func (s *Session) Scenario(ctx context.Context, model string) scenario.Options {
+	o := s.opts
+	models := s.Models
+	if model != "" {
+		models = NewModels(model, o.Open)
+		_ = models.Preflight(ctx, s.Tasks) // a name that does not parse errors every scenario in ForTask
+	}
+	var approval *task.Approval
+	if o.Approval != "" {
+		approval = &task.Approval{Mode: o.Approval}
+	}
+	return scenario.Options{
+		OutDir: o.OutDir, Catalog: s.Catalog, Approval: approval, Asker: s.Asker,
+		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir,
+		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge, Sandbox: s.Sandboxes.Get,
+		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync,
+	}
+}
+
+func anyAsk(tasks []*task.Task) bool {
+	for _, t := range tasks {
+		if t.Approval.Mode == task.ModeAsk {
+			return true
+		}
+	}
+	return false
+}
