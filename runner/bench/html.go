@@ -20,6 +20,8 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 		page.Rows = len(cmp.Rows)
 		page.Alpha = cmp.Alpha
 		page.Regressions = cmp.Regressions()
+		page.Improvements = cmp.Improvements()
+		page.Exploratory = cmp.Exploratory()
 	}
 	for _, t := range r.Tasks {
 		row := gridRow{Name: t.Name}
@@ -42,6 +44,8 @@ type htmlPage struct {
 	Rows        int
 	Alpha       float64
 	Regressions []Delta
+	// Improvements and Exploratory (per-scenario drops that do not gate) follow them.
+	Improvements, Exploratory []Delta
 }
 
 type gridRow struct {
@@ -135,6 +139,7 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 		"half":  func(f float64) float64 { return f / 2 },
 		"plus":  func(a, b float64) float64 { return a + b },
 		"delta": func(d Delta) string { return d.describe() },
+		"up":    func(d Delta) string { return d.describeUp() },
 		"label": func(d Delta) string { return d.label() },
 		"short": func(s string) string {
 			if len(s) > 12 {
@@ -227,11 +232,19 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 {{- if .Compared}}
 
 <h2>Against the baseline</h2>
-<p>One-sided Fisher exact test on pass counts per model and per (model, scenario), Holm-corrected over {{.Rows}} comparisons, alpha {{.Alpha}}.</p>
+<p>One-sided Fisher exact tests on pass counts over {{.Rows}} rows, Holm-corrected at alpha {{.Alpha}} within each family: the models' totals (gating) and the scenarios (exploratory).</p>
 {{- if .Regressions}}
 <ul>{{range .Regressions}}<li class="reg">{{label .}}: {{delta .}}</li>{{end}}</ul>
 {{- else}}
 <p>No significant drop.</p>
+{{- end}}
+{{- if .Improvements}}
+<p>Significant improvements:</p>
+<ul>{{range .Improvements}}<li>{{label .}}: {{up .}}</li>{{end}}</ul>
+{{- end}}
+{{- if .Exploratory}}
+<p>Lower per scenario (exploratory, not gating):</p>
+<ul>{{range .Exploratory}}<li>{{label .}}: {{delta .}}</li>{{end}}</ul>
 {{- end}}
 {{- end}}
 {{- if .Warnings}}
