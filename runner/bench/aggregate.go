@@ -79,8 +79,10 @@ func compute(runs []result.Scenario, repeat int) Stats {
 	var steps, prompt, completion, wall, tps []float64
 	var evalTokens int
 	var evalTime time.Duration
+	var cost result.CostTotal
 	for _, s := range runs {
 		st.Planned++
+		cost.Add(s.Cost)
 		switch cellStatus(s) {
 		case RunPassed:
 			st.Passed++
@@ -123,6 +125,9 @@ func compute(runs []result.Scenario, repeat int) Stats {
 		// Rates of requests of 2-5 tokens ranged 5 to 2,371 tokens/s on one machine: their
 		// mean says little. Total tokens over total generation time is the speed.
 		st.TokensPerSecond.Mean = float64(evalTokens) / evalTime.Seconds()
+	}
+	if cost.Prices != "" {
+		st.Cost = &cost
 	}
 	return st
 }

@@ -7,6 +7,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/agentrunner/runner/runner/result"
 	"math"
 	"strconv"
 	"time"
@@ -50,6 +51,8 @@ type Host struct {
 type Budget struct {
 	Tokens int           `json:"tokens,omitempty"`
 	Time   time.Duration `json:"time_ns,omitempty"`
+	// USD is the --budget-usd limit on what the cells may cost.
+	USD float64 `json:"usd,omitempty"`
 	// Spent is true when a budget stopped cells from starting.
 	Spent bool `json:"spent,omitempty"`
 }
@@ -144,6 +147,9 @@ type Stats struct {
 	TokensPerSecond Dist `json:"tokens_per_second"`
 	ToolErrors      int  `json:"tool_errors"`
 	Denials         int  `json:"policy_denials"`
+	// Cost is what every run that ran cost (errored ones included: they were paid for),
+	// unknown prices counted apart; absent when no run has a cost.
+	Cost *result.CostTotal `json:"cost,omitempty"`
 }
 
 // Dist is the mean and 95th percentile (nearest rank) of a measure.

@@ -37,9 +37,11 @@ type Options struct {
 	Scenario func(ctx context.Context, model string) scenario.Options
 	// Open opens models (stream, request timeout, retries).
 	Open providers.OpenOptions
-	// BudgetTokens and BudgetTime (0: none) stop new cells from starting once spent.
+	// BudgetTokens, BudgetTime and BudgetUSD (0: none) stop new cells from starting once
+	// spent.
 	BudgetTokens int
 	BudgetTime   time.Duration
+	BudgetUSD    float64
 	// OnModel is told when a model's turn starts (after its probe and warm-up) or when it
 	// is skipped; OnStart and OnDone observe cells as in suite.Options.
 	OnModel func(ModelResult)
@@ -72,10 +74,10 @@ func Run(ctx context.Context, opts Options) *Report {
 	rep := &Report{
 		Version: FormatVersion, Runner: version.String(), Started: now(), Repeat: repeat,
 		Host:   Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
-		Budget: Budget{Tokens: opts.BudgetTokens, Time: opts.BudgetTime},
+		Budget: Budget{Tokens: opts.BudgetTokens, Time: opts.BudgetTime, USD: opts.BudgetUSD},
 		Tasks:  taskFiles(opts.Tasks),
 	}
-	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now}
+	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: &suite.CostBudget{USD: opts.BudgetUSD}}
 	for _, name := range opts.Models {
 		mr := ModelResult{Name: name, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name))}
 		var cells []result.Scenario
@@ -159,6 +161,7 @@ func runModel(ctx context.Context, name, outDir string, opts Options, b *budget)
 		Admit: b.admit, Group: reloadGroup,
 		OnDone: func(s result.Scenario) {
 			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
+			b.usd.Add(s)
 			if opts.OnDone != nil {
 				opts.OnDone(s)
 			}
@@ -210,6 +213,8 @@ type budget struct {
 	start  time.Time
 	now    func() time.Time
 
+	usd *suite.CostBudget
+
 	mu      sync.Mutex
 	used    int
 	refused bool
@@ -224,7 +229,7 @@ func (b *budget) add(n int) {
 func (b *budget) spent() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return (b.tokens > 0 && b.used >= b.tokens) || (b.time > 0 && b.now().Sub(b.start) >= b.time)
+	return (b.tokens > 0 && b.used >= b.tokens) || (b.time > 0 && b.now().Sub(b.start) >= b.time) || b.usd.Spent()
 }
 
 func (b *budget) admit() bool {

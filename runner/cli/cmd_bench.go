@@ -147,11 +147,18 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	if err != nil {
 		return inVerb("bench", err)
 	}
+	if opts.BudgetUSD > 0 {
+		for _, m := range opts.Models {
+			if _, ok := s.Prices.Lookup(m); !ok {
+				return inVerb("bench", &UnpricedError{Model: m, Prices: s.Prices.Date})
+			}
+		}
+	}
 	var console *report.Console
 	rep := bench.Run(ctx, bench.Options{
 		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
-		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, Warn: opts.Stderr,
+		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
 		Checkpoint: func(r *bench.Report) {
 			if err := bench.WriteFiles(opts.OutDir, r, nil); err != nil {
 				fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
@@ -68,11 +69,12 @@ type ScenarioOptions struct {
 	// RequestTimeout bounds each model request; Retries is the attempts per step.
 	RequestTimeout time.Duration
 	Retries        int
+	CaseOptions
 }
 
 // flags binds the shared flags to o.
 func (o *ScenarioOptions) flags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.IntFlag{Name: "max-steps", Destination: &o.MaxSteps, Usage: "`N` steps at most, for every task", DefaultText: "the task's"},
 		&cli.DurationFlag{Name: "timeout", Destination: &o.Timeout, Usage: "`DURATION` (90s, 5m) for every task", DefaultText: "the task's"},
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
@@ -82,7 +84,7 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
 		&cli.IntFlag{Name: "retries", Destination: &o.Retries, Value: 4, Usage: "`N` attempts per model request on connection errors, 429 and 5xx"},
-	}
+	}, o.CaseOptions.flags()...)
 }
 
 // check reports the first shared flag value that cannot work, as a usage error of verb.
@@ -97,16 +99,18 @@ func (o *ScenarioOptions) check(verb string) error {
 	default:
 		return usageError("%s: --sandbox %q: want auto, bwrap, landlock or none", verb, o.Sandbox)
 	}
-	return nil
+	return o.CaseOptions.check(verb)
 }
 
 // session is what the shared flags ask of the runtime; the command fills in the rest.
 func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer) session.Options {
-	return session.Options{
+	so := session.Options{
 		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
 		Approval: o.Approval, Sandbox: o.Sandbox, CacheDir: o.CacheDir, Warn: warn,
 		Open: providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
 	}
+	o.CaseOptions.apply(&so)
+	return so
 }
 
 func runCommand(stdio IO) *cli.Command {
@@ -181,12 +185,21 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
+	budget, err := costBudget(s, opts.BudgetUSD)
+	if err != nil {
+		return inVerb("run", err)
+	}
 	reporter.Start(suite.Count(s.Tasks, opts.Repeat, sel))
 	run := suite.Run(ctx, s.Tasks, suite.Options{
 		Parallel: s.Parallel(opts.Parallel), Repeat: opts.Repeat,
-		OnStart: reporter.Started, OnDone: reporter.Finished, Select: sel, Prior: prior,
+		OnStart: reporter.Started, Select: sel, Prior: prior,
+		OnDone:   func(r result.Scenario) { budget.Add(r); reporter.Finished(r) },
+		Admit:    budget.Admit,
 		Scenario: s.Scenario(ctx, ""),
 	})
+	if budget.Refused() {
+		fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD))
+	}
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
+	"github.com/agentrunner/runner/runner/task"
 )
 
 // ExitError carries an exit code out of a command. Err is printed unless it is nil.
@@ -76,6 +77,8 @@ func classify(err error) (code int, msg string) {
 		outDir *session.OutDirError
 		cache  *session.CacheError
 		shard  *suite.ShardError
+		prices *session.PricesError
+		vars   *task.UnknownVarError
 	)
 	switch {
 	case errors.As(err, &exit):
@@ -95,6 +98,10 @@ func classify(err error) (code int, msg string) {
 		return ExitErrored, verb + "output directory: " + outDir.Error()
 	case errors.As(err, &cache):
 		return ExitErrored, verb + "--cache-dir: " + cache.Error()
+	case errors.As(err, &prices):
+		return ExitUsage, verb + "--prices: " + prices.Error()
+	case errors.As(err, &vars):
+		return ExitUsage, verb + "--var/--vars: " + vars.Error()
 	}
 	return ExitUsage, err.Error()
 }

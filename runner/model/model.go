@@ -77,6 +77,9 @@ func StepOf(msgs []Message) int {
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens are the prompt tokens the provider served from its cache, where
+	// its API says (OpenAI, Anthropic, Gemini): they cost less.
+	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
 	// EvalDuration is the provider's generation time, where it reports one (Ollama).
 	EvalDuration time.Duration `json:"eval_duration_ns,omitempty"`
 	// LoadDuration is the time the server spent loading the model for the request
@@ -104,6 +107,7 @@ func (u Usage) Loaded() bool { return u.LoadDuration >= LoadThreshold }
 func (u *Usage) Add(o Usage) {
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
+	u.CachedPromptTokens += o.CachedPromptTokens
 	u.EvalDuration += o.EvalDuration
 	u.LoadDuration += o.LoadDuration
 }

@@ -126,6 +126,9 @@ func (c *Console) Finish(run result.Run) error {
 	c.printf("\n%s: %s in %s\n", plural(len(run.Scenarios), "scenario"), strings.Join(counts, ", "), duration(run.Duration))
 	if p, comp := tokens(run); p+comp > 0 {
 		c.printf("tokens: %d prompt, %d completion\n", p, comp)
+		if cost := run.Cost(); cost.Prices != "" {
+			c.printf("cost: %s\n", totalLine(cost))
+		}
 	}
 	for _, st := range []struct {
 		status result.Status

@@ -190,6 +190,9 @@ func WriteSummary(w io.Writer, run result.Run, artifactsURL, outDir string) erro
 	}
 	p, c := tokens(run)
 	fmt.Fprintf(&b, "| | **total** | | **%d/%d passed** | %d | %s | %d | |\n\n", passed, len(run.Scenarios), steps, duration(run.Duration), p+c)
+	if cost := run.Cost(); p+c > 0 && cost.Prices != "" {
+		fmt.Fprintf(&b, "Cost: **%s**\n\n", cell(totalLine(cost), 0))
+	}
 	if len(sandboxes) > 0 {
 		fmt.Fprintf(&b, "Sandbox: **%s**\n", cell(strings.Join(sandboxes, ", "), 0))
 	}

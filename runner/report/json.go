@@ -35,6 +35,8 @@ type jsonTotals struct {
 	PromptTokens     int           `json:"prompt_tokens"`
 	CompletionTokens int           `json:"completion_tokens"`
 	Duration         time.Duration `json:"duration_ns"`
+	// Cost is what the model calls cost, unknown prices counted apart.
+	Cost *result.CostTotal `json:"cost,omitempty"`
 }
 
 // WriteJSON writes the JSON report of a run. Invalid UTF-8 in model text becomes
@@ -52,6 +54,9 @@ func WriteJSON(w io.Writer, run result.Run) error {
 	t.Passed, t.Failed, t.Errored = run.Counts()
 	t.PromptTokens, t.CompletionTokens = tokens(run)
 	t.Duration = run.Duration
+	if cost := run.Cost(); cost.Prices != "" {
+		t.Cost = &cost
+	}
 	for i, s := range run.Scenarios {
 		t.Steps += s.Steps
 		t.ToolCalls += s.ToolCalls

@@ -232,6 +232,9 @@ func systemOut(s result.Scenario) string {
 		fmt.Fprintf(&b, " (%.1f tokens/s)", s.Usage.TokensPerSecond)
 	}
 	fmt.Fprintf(&b, "\ntime: %ss (model %ss, tools %ss)\n", seconds(s.Duration), seconds(s.ModelTime), seconds(s.ToolTime))
+	if c := s.Cost; c != nil {
+		fmt.Fprintf(&b, "cost: %s (prices of %s)\n", costLine(c), c.Prices)
+	}
 	if s.Sandbox != "" {
 		fmt.Fprintf(&b, "sandbox: %s\n", s.Sandbox)
 	}
@@ -292,6 +295,13 @@ func suiteProperties(run result.Run, extra map[string]string) []junitProperty {
 		{"prompt_tokens", strconv.Itoa(prompt)},
 		{"completion_tokens", strconv.Itoa(completion)},
 		{"runner_version", runnerVersion(run)},
+	}
+	if cost := run.Cost(); cost.Prices != "" {
+		// Numbers for machines: the known part, and how many scenarios' cost is unknown.
+		props = append(props, junitProperty{"cost_usd", strconv.FormatFloat(cost.USD, 'f', -1, 64)}, junitProperty{"prices", cost.Prices})
+		if cost.Unknown > 0 {
+			props = append(props, junitProperty{"cost_unknown_scenarios", strconv.Itoa(cost.Unknown)})
+		}
 	}
 	names := make([]string, 0, len(extra))
 	for k := range extra {

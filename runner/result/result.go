@@ -34,11 +34,16 @@ const (
 
 // Scenario is the outcome of one run of one task.
 type Scenario struct {
-	Name   string   `json:"name"`
-	File   string   `json:"file"`
-	Tags   []string `json:"tags,omitempty"`
-	Model  string   `json:"model"`
-	Repeat int      `json:"repeat"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Task, Case and Vars are set for one case of a task file expanded over vars:, a
+	// matrix: or a dataset:: the task's own name, the case label and the values used.
+	Task   string         `json:"task,omitempty"`
+	Case   string         `json:"case,omitempty"`
+	Vars   map[string]any `json:"vars,omitempty"`
+	Tags   []string       `json:"tags,omitempty"`
+	Model  string         `json:"model"`
+	Repeat int            `json:"repeat"`
 	// Index is the scenario's place in the whole (unsharded) run, so results of shards or
 	// resumed runs merge back into the order one run would have reported.
 	Index int `json:"index"`
@@ -82,6 +87,8 @@ type Scenario struct {
 	SandboxGaps []string `json:"sandbox_gaps,omitempty"`
 	// JudgeUsage totals the tokens of judge assertions, apart from the agent's Usage.
 	JudgeUsage *Usage `json:"judge_usage,omitempty"`
+	// Cost is what the model calls cost (see Cost); absent when the scenario never ran.
+	Cost *Cost `json:"cost,omitempty"`
 	// Score is the task's score between 0 and 1, when the task defines one (score:).
 	Score *float64 `json:"score,omitempty"`
 	// ScoreNote says why the score is 0 when it could not be read ("" otherwise).
@@ -145,9 +152,12 @@ const MaxListedFiles = 100
 
 // Usage totals token counts over a scenario.
 type Usage struct {
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	TokensPerSecond  float64 `json:"tokens_per_second,omitempty"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// CachedPromptTokens are prompt tokens the provider served from its cache, where its
+	// API reports them (priced at the cached-input price).
+	CachedPromptTokens int     `json:"cached_prompt_tokens,omitempty"`
+	TokensPerSecond    float64 `json:"tokens_per_second,omitempty"`
 	// EvalTime is the server's generation time over the CompletionTokens it reports it
 	// for (Ollama's eval_duration), so rates add up across scenarios: total tokens over
 	// total time.

@@ -71,7 +71,8 @@ func (a acted) record(r *runState) {
 	out := a.out
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
 	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = out.ModelTime, out.ToolTime, out.MaxPrompt
-	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
+	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
+		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
 	r.res.LoadTime, r.res.Reloads = out.Usage.LoadDuration, out.Reloads
 	r.res.Warnings = append(r.res.Warnings, out.Notes...)
 	if a.truncated != "" {

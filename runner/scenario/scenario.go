@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
@@ -64,6 +65,8 @@ type Options struct {
 	// Index is the scenario's place in the whole run (result.Scenario.Index); package
 	// suite sets it per scenario.
 	Index int
+	// Prices is the price table that gives each scenario its cost; nil is the shipped one.
+	Prices *price.Table
 }
 
 // Run runs one task. Repeat distinguishes repeated runs of the same task (0 for the
@@ -78,10 +81,12 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 		Name: t.Name, File: t.Path, Tags: t.Tags, Repeat: repeat, Repeats: opts.Repeats, Index: opts.Index, Started: now(),
 		RunnerVersion: version.String(),
 	}
+	caseOf(t, &r.res)
 	if opts.ModelName != nil {
 		r.res.Model = opts.ModelName(t)
 	}
 	r.run(ctx, repeat)
+	r.res.Cost = costOf(r.res, opts.Prices)
 	r.res.Duration = now().Sub(r.res.Started)
 	r.finish()
 	return r.res

@@ -35,12 +35,18 @@ type scriptModel struct {
 	responses []*model.Response
 	err       error
 	delay     time.Duration
+	name      string // "" is scripted:test
 
 	mu    sync.Mutex
 	steps int
 }
 
-func (m *scriptModel) Name() string { return "scripted:test" }
+func (m *scriptModel) Name() string {
+	if m.name != "" {
+		return m.name
+	}
+	return "scripted:test"
+}
 
 func (m *scriptModel) Step(ctx context.Context, _ *model.Request) (*model.Response, error) {
 	m.mu.Lock()

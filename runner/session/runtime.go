@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/scenario"
@@ -55,6 +56,10 @@ type Options struct {
 	Warn io.Writer
 	// Catalog is the tool catalog (nil: catalog.Default()).
 	Catalog *tools.Registry
+	// Cases expand task files with vars:, a matrix: or a dataset:.
+	Cases Cases
+	// Prices is a file of token prices over the shipped table ("" for the shipped one).
+	Prices string
 }
 
 // Terminal is the person at the keyboard, for ask mode.
@@ -78,7 +83,9 @@ type Session struct {
 	Asker policy.Asker
 	// CacheDir is the prepared (absolute) build cache, "" for none.
 	CacheDir string
-	opts     Options
+	// Prices price every scenario's model calls.
+	Prices *price.Table
+	opts   Options
 }
 
 // Errors of New, each wrapping the cause; the command line names the flag.
@@ -95,6 +102,8 @@ type (
 	OutDirError struct{ Err error }
 	// CacheError: the build cache cannot be created.
 	CacheError struct{ Err error }
+	// PricesError: the prices file cannot be read (errors.Is(err, price.ErrBadFile)).
+	PricesError struct{ Err error }
 )
 
 func (e *FilterError) Error() string { return fmt.Sprintf("%q: %v", e.Filter, e.Err) }
@@ -105,6 +114,8 @@ func (e *OutDirError) Error() string { return e.Err.Error() }
 func (e *OutDirError) Unwrap() error { return e.Err }
 func (e *CacheError) Error() string  { return e.Err.Error() }
 func (e *CacheError) Unwrap() error  { return e.Err }
+func (e *PricesError) Error() string { return e.Err.Error() }
+func (e *PricesError) Unwrap() error { return e.Err }
 
 // New builds the runtime: loads and filters the tasks, starts the models' pre-flight
 // checks in the background (a name that does not parse is a *BadNameError), creates the
@@ -118,7 +129,14 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	if s.Catalog == nil {
 		s.Catalog = catalog.Default()
 	}
-	tasks, err := loadTasks(o.Paths, s.Catalog, o.Filter, o.Warn)
+	s.Prices = price.Default()
+	if o.Prices != "" {
+		var err error
+		if s.Prices, err = price.Load(o.Prices); err != nil {
+			return nil, &PricesError{Err: err}
+		}
+	}
+	tasks, err := loadTasks(o.Paths, s.Catalog, o.Filter, o.Warn, o.Cases)
 	if err != nil {
 		return nil, err
 	}
@@ -147,13 +165,14 @@ func New(ctx context.Context, o Options) (*Session, error) {
 }
 
 // loadTasks is LoadTasks with its errors typed for New.
-func loadTasks(paths []string, reg *tools.Registry, filter string, warn io.Writer) ([]*task.Task, error) {
-	tasks, err := LoadTasks(paths, reg, filter, warn)
+func loadTasks(paths []string, reg *tools.Registry, filter string, warn io.Writer, cases Cases) ([]*task.Task, error) {
+	tasks, err := LoadCases(paths, reg, filter, warn, cases)
 	var fe *FilterError
+	var uv *task.UnknownVarError
 	switch {
 	case err == nil:
 		return tasks, nil
-	case errors.As(err, &fe):
+	case errors.As(err, &fe), errors.As(err, &uv):
 		return nil, err
 	}
 	return nil, &LoadError{Err: err}
@@ -186,7 +205,7 @@ func (s *Session) Scenario(ctx context.Context, model string) scenario.Options {
 		OutDir: o.OutDir, Catalog: s.Catalog, Approval: approval, Asker: s.Asker,
 		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir,
 		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge, Sandbox: s.Sandboxes.Get,
-		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync,
+		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync, Prices: s.Prices,
 	}
 }
 

@@ -37,6 +37,21 @@ var ErrNoMatch = errors.New("matches no scenario")
 // the tasks whose name matches filter ("" keeps all). Load errors list every problem at once;
 // a filter that does not compile or keeps nothing is a *FilterError.
 func LoadTasks(paths []string, reg *tools.Registry, filter string, warn io.Writer) ([]*task.Task, error) {
+	return LoadCases(paths, reg, filter, warn, Cases{})
+}
+
+// Cases say how task files with vars:, a matrix: or a dataset: expand: values set from
+// outside (they win over the files'), and which cases of each to keep.
+type Cases struct {
+	Vars map[string]any
+	// Limit keeps the first Limit cases of each task (0: all); Sample picks Sample of
+	// them at random, seeded by Seed (0: all).
+	Limit, Sample int
+	Seed          uint64
+}
+
+// LoadCases is LoadTasks with the cases' options.
+func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Writer, cases Cases) ([]*task.Task, error) {
 	var re *regexp.Regexp
 	if filter != "" {
 		var err error
@@ -44,7 +59,8 @@ func LoadTasks(paths []string, reg *tools.Registry, filter string, warn io.Write
 			return nil, &FilterError{Filter: filter, Err: err}
 		}
 	}
-	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs})
+	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs,
+		Vars: cases.Vars, Limit: cases.Limit, Sample: cases.Sample, Seed: cases.Seed})
 	if err != nil {
 		return nil, err
 	}

@@ -130,21 +130,71 @@ func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 			errs = append(errs, &Error{Pos: Position{File: f}, Msg: readProblem(err), Err: err})
 			continue
 		}
-		t, namePos, problems := parse(f, data, opts)
+		cases, problems := parse(f, data, opts)
 		if len(problems) > 0 {
 			errs = append(errs, problems...)
 			continue
 		}
-		if first, dup := byName[t.Name]; dup {
-			errs = append(errs, &Error{Pos: namePos, Field: "name",
-				Msg: fmt.Sprintf("duplicate scenario name %q, already used by %s; set a different name:", t.Name, first)})
-			continue
+		for _, c := range cases {
+			t := c.t
+			if first, dup := byName[t.Name]; dup {
+				errs = append(errs, &Error{Pos: c.namePos, Field: "name",
+					Msg: fmt.Sprintf("duplicate scenario name %q, already used by %s; set a different name:", t.Name, first)})
+				continue
+			}
+			byName[t.Name] = c.namePos
+			tasks = append(tasks, t)
 		}
-		byName[t.Name] = namePos
-		tasks = append(tasks, t)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, undeclaredVars(tasks, opts.Vars)...)
 	}
 	if err := combine(errs); err != nil {
 		return nil, err
 	}
 	return tasks, nil
+}
+
+// undeclaredVars reports variables set from outside that no loaded task declares: a typo
+// there would otherwise be ignored.
+func undeclaredVars(tasks []*Task, vars map[string]any) []error {
+	declared := map[string]bool{}
+	for _, t := range tasks {
+		if t.Case == nil {
+			continue
+		}
+		for _, k := range t.Case.Declared {
+			declared[k] = true
+		}
+	}
+	var errs []error
+	for _, k := range sortedKeys(vars) {
+		if !declared[k] {
+			names := sortedKeys(boolsToAny(declared))
+			hint := "no task declares any variable (vars:, matrix: or dataset:)"
+			if len(names) > 0 {
+				hint = strings.TrimPrefix(hintAndList(k, names, "declared"), "; ")
+			}
+			errs = append(errs, &UnknownVarError{Name: k, Hint: hint})
+		}
+	}
+	return errs
+}
+
+func boolsToAny(m map[string]bool) map[string]any {
+	out := make(map[string]any, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// UnknownVarError is a variable set from outside (the command line) that no task declares.
+type UnknownVarError struct {
+	Name string
+	Hint string
+}
+
+func (e *UnknownVarError) Error() string {
+	return fmt.Sprintf("variable %q is set but no task declares it; %s", e.Name, e.Hint)
 }

@@ -31,6 +31,14 @@ type LoadOptions struct {
 	// (unknown parameters included), so a typo in a reference fails at load time rather
 	// than being silently ignored by the oracle run.
 	CheckArgs func(tool string, args map[string]any) error
+
+	// Vars set template variables from outside the file; they win over the file's vars:,
+	// matrix cells and dataset rows, for the variables a task declares.
+	Vars map[string]any
+	// Limit keeps the first Limit cases of each task with a matrix or dataset (0: all);
+	// Sample picks Sample of them at random, seeded by Seed, in file order (0: all).
+	Limit, Sample int
+	Seed          uint64
 }
 
 // Load reads and decodes one task file. Decoding is strict: an unknown key, a wrong type,
@@ -48,12 +56,29 @@ func Load(path string, opts LoadOptions) (*Task, error) {
 
 // Parse decodes a task file's content; path names it in messages and anchors
 // workspace.copy and verify.copy.
+//
+// A file with a matrix: or dataset: holds several cases: Parse returns the first, ParseAll
+// returns them all.
 func Parse(path string, data []byte, opts LoadOptions) (*Task, error) {
-	t, _, errs := parse(path, data, opts)
+	ts, err := ParseAll(path, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ts[0], nil
+}
+
+// ParseAll decodes a task file into its cases: one task, or one per matrix cell or dataset
+// row (see Case).
+func ParseAll(path string, data []byte, opts LoadOptions) ([]*Task, error) {
+	ps, errs := parse(path, data, opts)
 	if len(errs) > 0 {
 		return nil, combine(errs)
 	}
-	return t, nil
+	ts := make([]*Task, len(ps))
+	for i, p := range ps {
+		ts[i] = p.t
+	}
+	return ts, nil
 }
 
 func readProblem(err error) string {
@@ -66,13 +91,142 @@ func readProblem(err error) string {
 	return fmt.Sprintf("cannot read: %v", err)
 }
 
-// parse returns the task, the position of its name (for duplicate-name errors) and the
-// file's problems in document order.
-func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error) {
+// parsed is one case of a file and the position of its name (for duplicate-name errors).
+type parsed struct {
+	t       *Task
+	namePos Position
+}
+
+// parse returns the file's cases, or its problems in document order.
+func parse(path string, data []byte, opts LoadOptions) ([]parsed, []error) {
+	root, errs := parseRoot(path, data)
+	if errs != nil {
+		return nil, errs
+	}
+	head := newLoader(path, opts)
+	head.d.collectAnchors(root)
+	spec := head.readCases(root)
+	if len(head.d.errs) > 0 {
+		return nil, problemsOf(head.d.errs)
+	}
+	if spec == nil {
+		t, namePos, errs := decodeTask(path, root, opts, nil)
+		if errs != nil {
+			return nil, errs
+		}
+		return []parsed{{t, namePos}}, nil
+	}
+	return parseCases(path, data, root, opts, spec)
+}
+
+// parseCases decodes each case from its own copy of the file's AST, with the case's
+// values filled into the templated values. A problem every case shares is reported once.
+func parseCases(path string, data []byte, root ast.Node, opts LoadOptions, spec *caseSpec) ([]parsed, []error) {
+	var out []parsed
+	var errs []error
+	seen := map[string]bool{}
+	for i, c := range spec.cases {
+		if i > 0 {
+			root, _ = parseRoot(path, data) // parsed once already: it parses
+		}
+		vars := caseVars(spec, c, opts.Vars)
+		t, namePos, problems := decodeTask(path, root, opts, func(l *loader, r ast.Node) {
+			l.template(r, vars, caseWhere(c))
+		})
+		for _, p := range problems {
+			key := p.Error()
+			if e, ok := p.(*Error); ok {
+				key = fmt.Sprint(e.Pos, e.Field, strings.TrimSuffix(e.Msg, caseWhere(c)))
+			}
+			if !seen[key] {
+				seen[key] = true
+				errs = append(errs, p)
+			}
+		}
+		if problems != nil {
+			if len(errs) >= 20 {
+				break // a template every case fails says so 20 times at most
+			}
+			continue
+		}
+		t.Case = &Case{Task: t.Name, Label: c.label, Vars: vars, Row: c.row, Declared: spec.order}
+		t.Name = caseName(t.Name, c.label)
+		if c.row.Line > 0 {
+			namePos = c.row
+		}
+		out = append(out, parsed{t, namePos})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// caseVars merges a case's values: the file's vars:, then the cell's or row's own, then
+// those set from outside, for the variables the task declares.
+func caseVars(spec *caseSpec, c caseValues, outside map[string]any) map[string]any {
+	vars := make(map[string]any, len(spec.vars)+len(c.vals))
+	for k, v := range spec.vars {
+		vars[k] = v
+	}
+	for k, v := range c.vals {
+		vars[k] = v
+	}
+	for k, v := range outside {
+		if contains(spec.order, k) {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// caseWhere names a case in template errors.
+func caseWhere(c caseValues) string {
+	switch {
+	case c.row.Line > 0:
+		return fmt.Sprintf(" (dataset row %s at %s)", c.label, c.row)
+	case c.label != "":
+		return fmt.Sprintf(" (case %s)", c.label)
+	}
+	return ""
+}
+
+// decodeTask decodes one task from root; before, when set, runs first (templating).
+func decodeTask(path string, root ast.Node, opts LoadOptions, before func(*loader, ast.Node)) (*Task, Position, []error) {
+	l := newLoader(path, opts)
+	l.d.collectAnchors(root)
+	if before != nil {
+		l.templated = true
+		before(l, root)
+		if len(l.d.errs) > 0 {
+			return nil, l.namePos, problemsOf(l.d.errs)
+		}
+	}
+	l.decode(root)
+	l.check()
+	if len(l.d.errs) > 0 {
+		return nil, l.namePos, problemsOf(l.d.errs)
+	}
+	for _, w := range sortProblems(l.d.warns) {
+		l.t.Warnings = append(l.t.Warnings, w.Error())
+	}
+	return l.t, l.namePos, nil
+}
+
+func problemsOf(es []*Error) []error {
+	var errs []error
+	for _, e := range sortProblems(es) {
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// parseRoot parses a task file's one YAML document.
+func parseRoot(path string, data []byte) (ast.Node, []error) {
 	start := Position{File: path, Line: 1, Column: 1}
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, start, []error{syntaxProblem(path, err)}
+		return nil, []error{syntaxProblem(path, err)}
 	}
 	var root ast.Node
 	for i, doc := range file.Docs {
@@ -81,29 +235,14 @@ func parse(path string, data []byte, opts LoadOptions) (*Task, Position, []error
 		}
 		if root != nil {
 			d := &decoder{file: path}
-			return nil, start, []error{&Error{Pos: d.posOf(file.Docs[i].Body), Msg: "a task file holds one YAML document; put each task in its own file"}}
+			return nil, []error{&Error{Pos: d.posOf(file.Docs[i].Body), Msg: "a task file holds one YAML document; put each task in its own file"}}
 		}
 		root = doc.Body
 	}
 	if root == nil {
-		return nil, start, []error{&Error{Pos: start, Msg: "the file is empty; a task needs at least a prompt"}}
+		return nil, []error{&Error{Pos: start, Msg: "the file is empty; a task needs at least a prompt"}}
 	}
-	l := newLoader(path, opts)
-	l.d.collectAnchors(root)
-	l.decode(root)
-	l.check()
-
-	var errs []error
-	for _, e := range sortProblems(l.d.errs) {
-		errs = append(errs, e)
-	}
-	if len(errs) > 0 {
-		return nil, start, errs
-	}
-	for _, w := range sortProblems(l.d.warns) {
-		l.t.Warnings = append(l.t.Warnings, w.Error())
-	}
-	return l.t, l.namePos, nil
+	return root, nil
 }
 
 // syntaxProblem turns a goccy parse error (which carries a token and a source excerpt)
@@ -137,6 +276,9 @@ type loader struct {
 	definedNames []string
 	mcpNames     []string
 	absPaths     []absPath
+
+	// templated is set for a case of a file with vars:, matrix: or dataset:.
+	templated bool
 }
 
 func newLoader(path string, opts LoadOptions) *loader {
@@ -175,7 +317,7 @@ func nameFromPath(path string) string {
 var taskFields = []string{
 	"name", "description", "tags", "model", "model_options", "tool_call_parser", "system", "prompt", "tools",
 	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "network", "sandbox",
-	"limits", "environment", "workspace", "verify", "assert", "score", "reference",
+	"limits", "environment", "workspace", "verify", "assert", "score", "reference", keyVars, keyMatrix, keyDataset,
 }
 
 func (l *loader) decode(root ast.Node) {
@@ -208,6 +350,7 @@ func (l *loader) decode(root ast.Node) {
 		case "tools":
 			l.tools(v, f)
 		case "tools_defined", "mcp": // see predecode
+		case keyVars, keyMatrix, keyDataset: // see readCases
 		case "approval":
 			l.approval(v, f)
 		case "command_rules":
@@ -388,7 +531,7 @@ func validEnvName(s string) bool {
 }
 
 var (
-	workspaceFields = []string{"files", "copy", "setup"}
+	workspaceFields = []string{"files", "copy", "setup", "template"}
 	verifyFields    = []string{"files", "copy", "protect"}
 )
 
@@ -422,6 +565,8 @@ func (l *loader) files(n ast.Node, field string, known []string, setup, protect 
 			}
 		case "setup":
 			*setup = d.stringList(e.value, f)
+		case "template":
+			l.t.Workspace.Template = l.templateGlobs(e.value, f)
 		case "protect":
 			*protect = l.protectGlobs(e.value, f)
 		}

@@ -64,6 +64,10 @@ type Task struct {
 	// modes); "" leaves it to the provider's default.
 	ToolCallParser string `json:"tool_call_parser,omitempty"`
 
+	// Case is set when the file declares vars:, a matrix: or a dataset:: which task file
+	// and values this scenario is a case of. Name is then "task[label]".
+	Case *Case `json:"case,omitempty"`
+
 	// Warnings are problems that do not stop the task (an expired or disabled rule), each
 	// formatted as "file:line:column: field: message".
 	Warnings []string `json:"warnings,omitempty"`
@@ -125,6 +129,9 @@ type WorkspaceSpec struct {
 	Copy string `json:"copy,omitempty"`
 	// Setup commands run in the workspace before the agent; a failure is a scenario error.
 	Setup []string `json:"setup,omitempty"`
+	// Template are globs over the paths of Files whose content is a template (decoding
+	// fills them in; kept for the schema and docs).
+	Template []string `json:"template,omitempty"`
 }
 
 // VerifySpec are files added only after the agent has finished: it never sees them.
