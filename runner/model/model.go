@@ -96,9 +96,10 @@ func (u Usage) TokensPerSecond() float64 {
 }
 
 // LoadThreshold is the load_duration above which a request counts as having loaded the
-// model: a loaded model is handed out in well under a millisecond, while starting a
-// model runner takes tens of milliseconds even for a tiny model.
-const LoadThreshold = 20 * time.Millisecond
+// model: a loaded model is handed out in about a millisecond (more on a loaded machine),
+// while starting a model runner and loading weights takes a tenth of a second even for a
+// tiny model, and seconds for a real one.
+const LoadThreshold = 50 * time.Millisecond
 
 // Loaded reports whether the request (re)loaded the model.
 func (u Usage) Loaded() bool { return u.LoadDuration >= LoadThreshold }
