@@ -24,7 +24,7 @@ type JudgeEnv struct {
 	// Prompt is the task's prompt, shown to the judge.
 	Prompt string
 	// Record writes a transcript event; nil records nothing.
-	Record func(typ string, data any)
+	Record func(data transcript.Payload)
 }
 
 // Limits on what the judge reads of the workspace, so its prompt fits a context window.
@@ -104,7 +104,7 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 			event.Error = r.Message
 		}
 		if run.Judge.Record != nil {
-			run.Judge.Record(transcript.TypeJudge, event)
+			run.Judge.Record(event)
 		}
 	}()
 	var texts []string

@@ -1,8 +1,10 @@
 // Package schemas generates the JSON Schemas of runner's output formats from their Go
 // types by reflection (github.com/invopop/jsonschema): bench.json (runner/bench),
-// result.json (runner/result) and transcript lines (runner/transcript). Generated, they
+// result.json (runner/result), the --json report (runner/report) and transcript lines
+// (runner/transcript). Generated, they
 // cover every field anyone adds to those types, and cannot drift from what is written.
-// The task file schema is hand-written (runner/task) because it documents YAML input.
+// The task file schema is generated the same way from runner/task's types (Task), and
+// committed as runner/task/task.schema.json for editors; a test keeps the two equal.
 package schemas
 
 import (
@@ -17,13 +19,14 @@ import (
 	orderedmap "github.com/pb33f/ordered-map/v2"
 
 	"github.com/agentrunner/runner/runner/bench"
+	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 )
 
 // Names are the formats Get knows, "task" first (the default of `runner schema`).
-var Names = []string{"task", "bench", "result", "transcript"}
+var Names = []string{"task", "bench", "result", "report", "transcript"}
 
 // IDPrefix starts every schema's $id; the format's version follows its name.
 const IDPrefix = "https://github.com/agentrunner/runner/schema/"
@@ -42,6 +45,10 @@ func Get(name string) ([]byte, error) {
 		s = reflector().Reflect(&result.Scenario{})
 		s.ID = IDPrefix + "result-v1.json"
 		s.Title = "runner result.json: one scenario's record"
+	case "report":
+		s = reflector().Reflect(&report.JSONReport{})
+		s.ID = jsonschema.ID(fmt.Sprintf("%sreport-v%d.json", IDPrefix, report.JSONSchemaVersion))
+		s.Title = "runner run --json: the run's report"
 	case "transcript":
 		s = transcriptSchema()
 	default:
