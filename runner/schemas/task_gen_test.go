@@ -54,6 +54,7 @@ func taskSchema() *jsonschema.Schema {
 		defs[name] = d
 	}
 	defs["assertion"] = assertionSchema()
+	setBounds(defs)
 	walk(s, uses)
 	for _, d := range defs {
 		walk(d, uses)
@@ -277,6 +278,28 @@ func walk(s *jsonschema.Schema, fn func(*jsonschema.Schema)) {
 	for _, l := range [][]*jsonschema.Schema{s.OneOf, s.AnyOf, s.AllOf} {
 		for _, x := range l {
 			walk(x, fn)
+		}
+	}
+}
+
+// bounds are the numeric limits of the types the task file shares with the output
+// formats (model.Options in transcript start events, tools.Limits): their jsonschema tag
+// belongs to the output schemas' library (google/jsonschema-go), which reads it as a
+// description, so the limits are kept here. Each entry is {minimum, maximum}; "" is none.
+var bounds = map[string]map[string][2]string{
+	"modelOptions": {"temperature": {"0", ""}, "num_ctx": {"0", ""}, "max_tokens": {"0", ""}, "top_p": {"0", "1"}},
+	"limits": {"cpu_seconds": {"0", "3153600000"}, "memory_mb": {"0", "1099511627776"},
+		"file_size_mb": {"0", "1099511627776"}, "processes": {"0", "4194304"}},
+}
+
+func setBounds(defs jsonschema.Definitions) {
+	for def, props := range bounds {
+		for name, b := range props {
+			p, ok := defs[def].Properties.Get(name)
+			if !ok {
+				panic("schemas: bounds name " + def + "." + name + ", which the type does not have")
+			}
+			p.Minimum, p.Maximum = json.Number(b[0]), json.Number(b[1])
 		}
 	}
 }
