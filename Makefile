@@ -11,7 +11,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test unit lint lint-go fmt scenarios junit-check bench bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
+.PHONY: all build test unit lint lint-go fmt scenarios junit-check e2e-ollama bench-ollama bench bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -70,6 +70,19 @@ junit-check:
 	@if command -v xmllint >/dev/null && [ -f $(XSD) ]; then \
 	  xmllint --noout --schema $(XSD) runner-out/junit.xml; \
 	else echo "junit-check: xmllint or $(XSD) missing, skipped"; [ -z "$$CI" ]; fi
+
+## e2e-ollama: runner against the real Ollama server: built from the module go.mod requires
+## (once per version, into ~/.cache/runner/ollama-server; 10-20 min cold on 2 cores, needs
+## g++, nlohmann-json3-dev and libstb-dev) or OLLAMA_BIN=/path/to/ollama to use your own,
+## serving a tiny deterministic model generated in Go (tests/ollama).
+e2e-ollama:
+	$(GO) test -tags=$(BUILDTAGS),ollama_e2e -count=1 -timeout 45m -v ./tests/ollama/
+
+## bench-ollama: runner's overhead per step against a bare client sending the same requests
+## to the same real Ollama server and model, alternated in one run (builds the server as
+## e2e-ollama does).
+bench-ollama:
+	RUNNER_BENCH_OLLAMA=1 $(GO) test -tags=$(BUILDTAGS),ollama_e2e -count=1 -timeout 45m -run 'TestOverhead' -v ./tests/ollama/
 
 bench: bench-loop bench-sandbox bench-startup bench-search bench-many bench-bench
 

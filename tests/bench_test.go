@@ -136,15 +136,25 @@ func TestBenchEndToEnd(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, is.Contains(string(md), "| 1 | ollama:good | 100% [81–100%] (16/16) |"))
 	assert.Assert(t, is.Contains(string(md), "| 2 | ollama:flaky | 62% [39–82%] (10/16) |"))
-	assert.Assert(t, is.Contains(string(md), "| alpha | 8/8 | 2/8 flaky | 8 not run |"))
+	assert.Assert(t, is.Contains(string(md), "| alpha | ✓ 8/8 | ~ 2/8 flaky | 8 not run |"))
 	assert.Assert(t, is.Contains(string(md), "| 3 | ollama:missing | skipped: "))
 
-	// The baseline from the good run flags the flaky model's drop, and only that.
-	o = runner(t, run{Args: []string{"bench", "compare", filepath.Join(baseDir, bench.JSONFile), filepath.Join(out, bench.JSONFile)}})
+	// The baseline from the good run flags the flaky model's drop, and only that: its
+	// totals gate, its scenario alpha is exploratory unless --gate scenarios.
+	prComment := filepath.Join(t.TempDir(), "comment.md")
+	o = runner(t, run{Args: []string{"bench", "compare", "--markdown", prComment, filepath.Join(baseDir, bench.JSONFile), filepath.Join(out, bench.JSONFile)}})
 	assert.Equal(t, o.Code, 1, "stdout:\n%s\nstderr:\n%s", o.Stdout, o.Stderr)
-	assert.Assert(t, is.Contains(o.Stdout, "REGRESSION ollama:flaky / alpha: 8/8 (100%) -> 2/8 (25%)"))
+	assert.Assert(t, is.Contains(o.Stdout, "REGRESSION ollama:flaky: 16/16 (100%) -> 10/16 (62%), -38 pts"))
+	assert.Assert(t, is.Contains(o.Stdout, "lower (exploratory, per scenario; --gate scenarios to fail on it): ollama:flaky / alpha: 8/8 (100%) -> 2/8 (25%)"))
 	assert.Assert(t, !strings.Contains(o.Stdout, "REGRESSION ollama:good"), o.Stdout)
 	assert.Assert(t, !strings.Contains(o.Stdout, "beta"), o.Stdout)
+	comment, err := os.ReadFile(prComment)
+	assert.NilError(t, err)
+	assert.Assert(t, strings.HasPrefix(strings.SplitN(string(comment), "## ", 2)[1], "Verdict"), string(comment))
+	assert.Assert(t, is.Contains(string(comment), "ollama:flaky: 16/16 (100%) → 10/16 (62%), -38 pts"))
+	o = runner(t, run{Args: []string{"bench", "compare", "--gate", "scenarios", filepath.Join(baseDir, bench.JSONFile), filepath.Join(out, bench.JSONFile)}})
+	assert.Equal(t, o.Code, 1)
+	assert.Assert(t, is.Contains(o.Stdout, "REGRESSION ollama:flaky / alpha: 8/8 (100%) -> 2/8 (25%)"))
 
 	// Identical results never fail.
 	o = runner(t, run{Args: []string{"bench", "compare", filepath.Join(baseDir, bench.JSONFile), filepath.Join(baseDir, bench.JSONFile)}})
@@ -156,7 +166,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	o = runBench(t, srv2, filepath.Join(t.TempDir(), "gated"), "--models", "ollama:good,ollama:flaky",
 		"--baseline", filepath.Join(baseDir, bench.JSONFile), tasks)
 	assert.Equal(t, o.Code, 1, "stdout:\n%s\nstderr:\n%s", o.Stdout, o.Stderr)
-	assert.Assert(t, is.Contains(o.Stdout, "REGRESSION ollama:flaky / alpha"))
+	assert.Assert(t, is.Contains(o.Stdout, "REGRESSION ollama:flaky: 16/16"))
 }
 
 func TestBenchUsage(t *testing.T) {
@@ -169,6 +179,8 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "--model", "oracle", "--repeat", "0", tasks},
 		{"bench", "compare", "only-one.json"},
 		{"bench", "compare", "missing-a.json", "missing-b.json"},
+		{"bench", "compare", "--gate", "everything", "a.json", "b.json"},
+		{"bench", "--model", "oracle", "--gate", "everything", tasks},
 	} {
 		o := runner(t, run{Args: args})
 		assert.Equal(t, o.Code, 2, "%v\nstderr:\n%s", args, o.Stderr)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -68,6 +69,11 @@ type Outcome struct {
 	// MaxPrompt is the largest prompt of one request, in tokens: compared with the
 	// model's context length, it shows a conversation truncated by the server.
 	MaxPrompt int
+	// Notes explain answers without a tool call that the server, not the model, most
+	// likely emptied: cut off by the token limit, or empty after generated tokens.
+	Notes []string
+	// Reloads counts the requests for which the server (re)loaded the model.
+	Reloads int
 	// Err is the infrastructure failure behind StopError, or the recorder's failure.
 	Err error
 }
@@ -115,18 +121,23 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		}
 		out.Steps = step
 		out.Usage.Add(resp.Usage)
+		if resp.Usage.Loaded() {
+			out.Reloads++
+		}
 		out.MaxPrompt = max(out.MaxPrompt, resp.Usage.PromptTokens)
-		// The ids are given first, so the response event holds the ids the conversation
-		// (and the tool_call events) use.
+		// Ids first: the response event, the decision and the tool call show the same one.
 		calls := withIDs(resp.ToolCalls, step)
 		if err := cfg.Record.Write(step, transcript.Response{
 			Content: resp.Content, ToolCalls: calls, Usage: resp.Usage,
-			DurationMS: ms(took), TokPerSec: resp.Usage.TokensPerSecond(),
+			DurationMS: ms(took), TokPerSec: resp.Usage.TokensPerSecond(), StopReason: resp.StopReason,
 		}); err != nil {
 			return out.fail(err)
 		}
 		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: calls})
 		if len(calls) == 0 {
+			if note := noCallNote(step, resp, cfg.Options, specs); note != "" {
+				out.Notes = append(out.Notes, note)
+			}
 			idle++
 			if idle >= 2 {
 				out.Stop = result.StopStopped
@@ -264,6 +275,30 @@ func contextStop(ctx context.Context) (result.StopReason, bool) {
 	default:
 		return result.StopInterrupt, true
 	}
+}
+
+// noCallNote explains an answer without a tool call that the server most likely shaped:
+// the token limit cut it off (Ollama then drops a half-written call and answers ""), or
+// it came back empty although the model generated tokens (Ollama drops a call to a tool
+// the request does not offer). "" when neither applies.
+func noCallNote(step int, resp *model.Response, opts model.Options, specs []tools.Spec) string {
+	if resp.StopReason == model.StopLength {
+		limit := "the server's default token limit (no model_options.max_tokens; Ollama's num_predict)"
+		if opts.MaxTokens > 0 {
+			limit = fmt.Sprintf("the token limit model_options.max_tokens (sent to Ollama as num_predict = %d)", opts.MaxTokens)
+		}
+		return fmt.Sprintf("step %d: the answer hit %s after %d tokens and was cut off; a tool call cut in half is dropped; raise max_tokens",
+			step, limit, resp.Usage.CompletionTokens)
+	}
+	if strings.TrimSpace(resp.Content) == "" && resp.Usage.CompletionTokens > 0 {
+		names := make([]string, 0, len(specs))
+		for _, s := range specs {
+			names = append(names, s.Name)
+		}
+		return fmt.Sprintf("step %d: an empty answer after %d generated tokens: the server most likely dropped a call to a tool the request does not offer (Ollama does; offered: %s), or a call it could not parse",
+			step, resp.Usage.CompletionTokens, strings.Join(names, ", "))
+	}
+	return ""
 }
 
 // withIDs gives every call an id: Ollama and Gemini send none, and tool results must be

@@ -365,3 +365,82 @@ func TestRequestsRecordWhatWasSent(t *testing.T) {
 	// The response event carries the ids the conversation gave the calls.
 	assert.Equal(t, resp[0].ToolCalls[0].ID, "call_1_1")
 }
+
+// responses returns the response events' payloads.
+func (e *events) responses() []transcript.Response {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []transcript.Response
+	for i, typ := range e.typs {
+		if typ == transcript.TypeResponse {
+			out = append(out, e.data[i].(transcript.Response))
+		}
+	}
+	return out
+}
+
+// TestTokenLimitIsNamed: Ollama answers "" with done_reason "length" when num_predict
+// ends the answer inside a call (issue 17, 2.1); the outcome names the limit.
+func TestTokenLimitIsNamed(t *testing.T) {
+	m := &scripted{responses: []*model.Response{{StopReason: model.StopLength, Usage: model.Usage{PromptTokens: 90, CompletionTokens: 1}}}}
+	cfg, ev, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	cfg.Options.MaxTokens = 1
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopStopped)
+	assert.Equal(t, len(out.Notes), 2)
+	assert.Check(t, is.Contains(out.Notes[0], "step 1: the answer hit the token limit model_options.max_tokens (sent to Ollama as num_predict = 1)"))
+	assert.Equal(t, ev.responses()[0].StopReason, model.StopLength)
+}
+
+// TestEmptyAnswerAfterTokens: Ollama drops a call to a tool the request does not offer
+// and answers "" after generating tokens (2.2); the outcome says so and lists the tools.
+func TestEmptyAnswerAfterTokens(t *testing.T) {
+	m := &scripted{responses: []*model.Response{{StopReason: "stop", Usage: model.Usage{PromptTokens: 90, CompletionTokens: 5}}}}
+	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, len(out.Notes), 2)
+	assert.Check(t, is.Contains(out.Notes[0], "step 1: an empty answer after 5 generated tokens"))
+	assert.Check(t, is.Contains(out.Notes[0], "a tool the request does not offer"))
+	assert.Check(t, is.Contains(out.Notes[0], "write_file"))
+
+	// A plain text answer, or one the model never generated, is no such case.
+	m = &scripted{responses: []*model.Response{{Content: "done", Usage: model.Usage{CompletionTokens: 5}}}}
+	cfg, _, _ = setup(t, m, task.Approval{Mode: task.ModeAuto})
+	assert.Equal(t, len(Run(context.Background(), cfg).Notes), 0)
+}
+
+// TestOneCallIDEverywhere: a call without an id (read from text, or Ollama's) gets its
+// id before the response event, so response, decision and tool_call show the same one.
+func TestOneCallIDEverywhere(t *testing.T) {
+	m := &scripted{responses: []*model.Response{calls(model.ToolCall{Name: "task_complete", Arguments: json.RawMessage(`{"summary":"s"}`), FromText: true})}}
+	cfg, ev, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Stop, result.StopCompleted)
+	var ids []string
+	for i, typ := range ev.typs {
+		switch d := ev.data[i].(type) {
+		case transcript.Response:
+			ids = append(ids, d.ToolCalls[0].ID)
+		case transcript.Decision:
+			ids = append(ids, d.ID)
+		case transcript.ToolCall:
+			ids = append(ids, d.ID)
+		default:
+			_ = typ
+		}
+	}
+	assert.DeepEqual(t, ids, []string{"call_1_1", "call_1_1", "call_1_1"})
+}
+
+// TestReloadsCounted: a request whose load_duration shows a (re)load counts once.
+func TestReloadsCounted(t *testing.T) {
+	first := calls(call("list_dir", `{}`))
+	first.Usage.LoadDuration = 1500 * time.Millisecond
+	done := calls(call("task_complete", `{"summary":"ok"}`))
+	done.Usage.LoadDuration = 200 * time.Microsecond // a loaded model: no reload
+	m := &scripted{responses: []*model.Response{first, done}}
+	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
+	out := Run(context.Background(), cfg)
+	assert.Equal(t, out.Reloads, 1)
+	assert.Equal(t, out.Usage.LoadDuration, 1500*time.Millisecond+200*time.Microsecond)
+}

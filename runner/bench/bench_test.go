@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -95,18 +96,34 @@ func TestCompare(t *testing.T) {
 	better := Compare(noisy, good, Alpha)
 	assert.Equal(t, len(better.Regressions()), 0, "an improvement is no regression")
 
-	// b drops from 8/8 to 1/8: p = C(9,1)C(7,7)/C(16,8) = 9/12870, also significant after
-	// Holm over 3 rows; the model's 9/16 against 16/16 is significant too.
+	// b drops from 8/8 to 1/8: p = C(9,1)C(7,7)/C(16,8) = 9/12870, significant after Holm
+	// over the 2 scenario rows; the model's 9/16 against 16/16 is significant too. The
+	// model gates; the scenario is exploratory unless scenarios gate.
 	bad := report("ollama:m", map[string]string{"a": "pppppppp", "b": "fpffffff"}, "a", "b")
 	cmp := Compare(good, bad, Alpha)
 	regs := cmp.Regressions()
-	assert.Equal(t, len(regs), 2, "%+v", cmp.Rows)
+	assert.Equal(t, len(regs), 1, "%+v", cmp.Rows)
 	assert.Equal(t, regs[0].Scenario, "")
-	assert.Equal(t, regs[1].Scenario, "b")
-	assert.Assert(t, math.Abs(regs[1].P-9.0/12870) < 1e-12)
+	assert.Equal(t, regs[0].Change, -43.75)
+	exp := cmp.Exploratory()
+	assert.Equal(t, len(exp), 1)
+	assert.Equal(t, exp[0].Scenario, "b")
+	assert.Assert(t, math.Abs(exp[0].P-9.0/12870) < 1e-12)
 	var out bytes.Buffer
 	assert.NilError(t, cmp.WriteText(&out))
-	assert.Assert(t, is.Contains(out.String(), "REGRESSION ollama:m / b: 8/8 (100%) -> 1/8 (12%)"))
+	assert.Assert(t, is.Contains(out.String(), "REGRESSION ollama:m: 16/16 (100%) -> 9/16 (56%), -44 pts"))
+	assert.Assert(t, is.Contains(out.String(), "lower (exploratory, per scenario; --gate scenarios to fail on it): ollama:m / b: 8/8 (100%) -> 1/8 (12%)"))
+	cmp.GateScenarios = true
+	assert.Equal(t, len(cmp.Regressions()), 2)
+	assert.Equal(t, len(cmp.Exploratory()), 0)
+
+	// The other way round, it is an improvement, listed as one.
+	up := Compare(bad, good, Alpha)
+	assert.Equal(t, len(up.Regressions()), 0)
+	assert.Equal(t, len(up.Improvements()), 2)
+	out.Reset()
+	assert.NilError(t, up.WriteText(&out))
+	assert.Assert(t, is.Contains(out.String(), "IMPROVEMENT ollama:m: 9/16 (56%) -> 16/16 (100%), +44 pts"))
 
 	// A task whose file changed since the baseline is named.
 	edited := report("ollama:m", map[string]string{"a": "pppppppp", "b": "pppppppp"}, "a", "b")
@@ -122,6 +139,45 @@ func TestCompare(t *testing.T) {
 	assert.DeepEqual(t, Compare(good, other, Alpha).Missing, []string{"ollama:m"})
 }
 
+// TestModelDropGatesDespiteManyScenarios is issue 17's real case: 19 scenarios x 3
+// repeats, 57/57 -> 50/57 (one-sided Fisher p = 0.006). Corrected together with 57
+// per-scenario tests it was "not significant"; as its own family it is a regression, and
+// no scenario alone could be one with 3 repeats.
+func TestModelDropGatesDespiteManyScenarios(t *testing.T) {
+	cells, order := map[string]string{}, []string{}
+	worse := map[string]string{}
+	for i := range 19 {
+		name := fmt.Sprintf("s%02d", i)
+		order = append(order, name)
+		cells[name], worse[name] = "ppp", "ppp"
+		if i < 7 {
+			worse[name] = "ppf"
+		}
+	}
+	cmp := Compare(report("ollama:m", cells, order...), report("ollama:m", worse, order...), Alpha)
+	regs := cmp.Regressions()
+	assert.Equal(t, len(regs), 1)
+	assert.Equal(t, regs[0].Model, "ollama:m")
+	assert.Assert(t, math.Abs(regs[0].P-0.0064) < 0.0005, "p = %v", regs[0].P)
+	assert.Equal(t, len(cmp.Exploratory()), 0)
+	for _, r := range cmp.Rows {
+		if r.Family == FamilyScenarios {
+			assert.Assert(t, !r.MinDrop.Known(), "3 vs 3 runs cannot show any drop")
+		}
+	}
+	// 57 runs each at 100%: the smallest drop this run could show.
+	assert.Assert(t, regs[0].MinDrop.Known() && regs[0].MinDrop > 5 && regs[0].MinDrop < 13, "%v", regs[0].MinDrop)
+
+	var b bytes.Buffer
+	assert.NilError(t, WriteMarkdown(&b, report("ollama:m", worse, order...), &cmp))
+	md := b.String()
+	verdict, leaderboard := strings.Index(md, "## Verdict"), strings.Index(md, "## Leaderboard")
+	assert.Assert(t, verdict > 0 && verdict < leaderboard, md)
+	assert.Assert(t, is.Contains(md, "ollama:m: 57/57 (100%) → 50/57 (88%), -12 pts"), md)
+	assert.Assert(t, is.Contains(md, "| -12 pts, significant |"), md)
+	assert.Assert(t, is.Contains(md, "smallest drop"), md)
+}
+
 func TestMarkdown(t *testing.T) {
 	r := report("ollama:m", map[string]string{"a": "ppppp", "b": "pfpff"}, "a", "b")
 	r.Models = append(r.Models, ModelResult{Name: "ollama:gone", Status: ModelSkipped, Reason: "not pulled"})
@@ -130,7 +186,9 @@ func TestMarkdown(t *testing.T) {
 	md := b.String()
 	assert.Assert(t, is.Contains(md, "| 1 | ollama:m | 70% [40–89%] (7/10) | 70% |"), md)
 	assert.Assert(t, is.Contains(md, "| 2 | ollama:gone | skipped: not pulled |"))
-	assert.Assert(t, is.Contains(md, "| b | 2/5 flaky | – |"))
+	// Raw Markdown: the tilde is escaped (GitHub reads ~text~ as strikethrough); it renders as ~.
+	assert.Assert(t, is.Contains(md, "| b | \\~ 2/5 flaky | – |"))
+	assert.Assert(t, is.Contains(md, "| a | ✓ 5/5 |"))
 	assert.Equal(t, strings.Count(md, "| a |"), 1)
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/agentrunner/runner/runner/bench/stats"
@@ -11,9 +12,22 @@ import (
 // Alpha is the family-wise significance level of a baseline comparison.
 const Alpha = 0.05
 
+// Families of tests. Each model's totals are the primary family, Holm-corrected across
+// models only: with the scenarios in the same family, a model that fell from 57/57 to
+// 50/57 (p = 0.006) was "not significant" next to 57 per-scenario tests, none of which
+// can ever reach significance with 3 repeats. The per-scenario tests are a second,
+// exploratory family, corrected among themselves, shown but gating only when asked.
+const (
+	FamilyModels    = "models"
+	FamilyScenarios = "scenarios"
+)
+
 // Comparison is a new bench set against a baseline.
 type Comparison struct {
 	Alpha float64 `json:"alpha"`
+	// GateScenarios makes significant per-scenario drops fail the comparison too
+	// (--gate scenarios); by default only models' totals gate.
+	GateScenarios bool `json:"gate_scenarios,omitempty"`
 	// Rows are every model and every (model, scenario) measured in both, in the new
 	// report's order; a model row has Scenario "".
 	Rows []Delta `json:"rows"`
@@ -28,17 +42,29 @@ type Comparison struct {
 type Delta struct {
 	Model    string `json:"model"`
 	Scenario string `json:"scenario,omitempty"`
+	// Family is FamilyModels for a model's totals, FamilyScenarios for a scenario.
+	Family string `json:"family"`
 	// BasePassed of BaseRuns and NewPassed of NewRuns are the measured runs' passes.
 	BasePassed int `json:"base_passed"`
 	BaseRuns   int `json:"base_runs"`
 	NewPassed  int `json:"new_passed"`
 	NewRuns    int `json:"new_runs"`
+	// Change is the new pass rate minus the baseline's, in percentage points.
+	Change float64 `json:"change_pts"`
 	// P is the one-sided Fisher exact test's p-value for a drop; Adjusted is after
-	// Holm's correction over all rows.
-	P        float64 `json:"p"`
-	Adjusted float64 `json:"p_adjusted"`
-	// Regression is true when the drop is significant at Alpha after the correction.
-	Regression bool `json:"regression"`
+	// Holm's correction within the row's family. PUp and AdjustedUp are the same for a rise.
+	P          float64 `json:"p"`
+	Adjusted   float64 `json:"p_adjusted"`
+	PUp        float64 `json:"p_up"`
+	AdjustedUp float64 `json:"p_up_adjusted"`
+	// Regression is true when the drop is significant at Alpha after the correction;
+	// Improvement, when the rise is.
+	Regression  bool `json:"regression"`
+	Improvement bool `json:"improvement"`
+	// MinDrop is the smallest drop, in points, that these sample sizes could show as
+	// significant (at the family's most lenient Holm threshold, alpha / rows); unknown
+	// (null) when no drop could.
+	MinDrop Ratio `json:"min_detectable_drop_pts"`
 }
 
 // Rates returns the base and new pass rates.
@@ -53,11 +79,36 @@ func rate(p, n int) float64 {
 	return float64(p) / float64(n)
 }
 
-// Regressions returns the rows with a significant drop.
+// Regressions returns the rows whose significant drop fails the comparison: the models'
+// totals, and with GateScenarios the scenarios too.
 func (c Comparison) Regressions() []Delta {
+	return c.rows(func(r Delta) bool { return r.Regression && (r.Family == FamilyModels || c.GateScenarios) })
+}
+
+// Exploratory returns the significant per-scenario drops that do not gate.
+func (c Comparison) Exploratory() []Delta {
+	return c.rows(func(r Delta) bool { return r.Regression && r.Family == FamilyScenarios && !c.GateScenarios })
+}
+
+// Improvements returns the rows with a significant rise.
+func (c Comparison) Improvements() []Delta {
+	return c.rows(func(r Delta) bool { return r.Improvement })
+}
+
+// Model returns the model's totals row, if it was compared.
+func (c Comparison) Model(name string) (Delta, bool) {
+	for _, r := range c.Rows {
+		if r.Family == FamilyModels && r.Model == name {
+			return r, true
+		}
+	}
+	return Delta{}, false
+}
+
+func (c Comparison) rows(keep func(Delta) bool) []Delta {
 	var out []Delta
 	for _, r := range c.Rows {
-		if r.Regression {
+		if keep(r) {
 			out = append(out, r)
 		}
 	}
@@ -65,10 +116,10 @@ func (c Comparison) Regressions() []Delta {
 }
 
 // Compare tests, for each model and each (model, scenario) measured in both reports,
-// whether the pass rate dropped: a one-sided Fisher exact test on the pass counts of the
-// measured runs (errors and runs not run left out), with Holm's correction for the number
-// of comparisons at family-wise level alpha. Identical or noisy-but-insignificant
-// results are no regression.
+// whether the pass rate dropped or rose: one-sided Fisher exact tests on the pass counts
+// of the measured runs (errors and runs not run left out), with Holm's correction within
+// each family (see FamilyModels) at family-wise level alpha. Identical or
+// noisy-but-insignificant results are neither.
 func Compare(base, cur *Report, alpha float64) Comparison {
 	c := Comparison{Alpha: alpha}
 	baseModels := map[string]*ModelResult{}
@@ -113,17 +164,47 @@ func Compare(base, cur *Report, alpha float64) Comparison {
 			c.Changed = append(c.Changed, t.Name)
 		}
 	}
-	p := make([]float64, len(c.Rows))
-	for i, r := range c.Rows {
-		p[i] = r.P
-	}
-	rejected, adjusted := stats.Holm(p, alpha)
-	for i := range c.Rows {
-		c.Rows[i].Adjusted = adjusted[i]
-		base, cur := c.Rows[i].Rates()
-		c.Rows[i].Regression = rejected[i] && cur < base
-	}
+	c.correct(FamilyModels)
+	c.correct(FamilyScenarios)
 	return c
+}
+
+// correct applies Holm's method to one family's rows, for drops and rises apart.
+func (c *Comparison) correct(family string) {
+	var idx []int
+	for i, r := range c.Rows {
+		if r.Family == family {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	down, up := make([]float64, len(idx)), make([]float64, len(idx))
+	for j, i := range idx {
+		down[j], up[j] = c.Rows[i].P, c.Rows[i].PUp
+	}
+	dropped, adjDown := stats.Holm(down, c.Alpha)
+	rose, adjUp := stats.Holm(up, c.Alpha)
+	for j, i := range idx {
+		r := &c.Rows[i]
+		r.Adjusted, r.AdjustedUp = adjDown[j], adjUp[j]
+		r.Regression = dropped[j] && r.Change < 0
+		r.Improvement = rose[j] && r.Change > 0
+		r.MinDrop = minDetectableDrop(r.BasePassed, r.BaseRuns, r.NewRuns, c.Alpha/float64(len(idx)))
+	}
+}
+
+// minDetectableDrop is the smallest drop from the baseline's rate, in points, whose
+// one-sided Fisher p-value reaches threshold with these sample sizes (NaN: none does).
+func minDetectableDrop(basePassed, baseN, newN int, threshold float64) Ratio {
+	baseRate := rate(basePassed, baseN)
+	for k := int(baseRate * float64(newN)); k >= 0; k-- {
+		if stats.FisherDrop(basePassed, baseN, k, newN) <= threshold {
+			return Ratio(100 * (baseRate - float64(k)/float64(newN)))
+		}
+	}
+	return Ratio(math.NaN())
 }
 
 func (c *Comparison) add(model, scenario string, base, cur Stats) {
@@ -131,14 +212,21 @@ func (c *Comparison) add(model, scenario string, base, cur Stats) {
 	if bn == 0 || nn == 0 {
 		return // nothing measured on one side: nothing to test
 	}
+	family := FamilyScenarios
+	if scenario == "" {
+		family = FamilyModels
+	}
 	c.Rows = append(c.Rows, Delta{
-		Model: model, Scenario: scenario,
+		Model: model, Scenario: scenario, Family: family,
 		BasePassed: base.Passed, BaseRuns: bn, NewPassed: cur.Passed, NewRuns: nn,
-		P: stats.FisherDrop(base.Passed, bn, cur.Passed, nn),
+		Change: 100 * (rate(cur.Passed, nn) - rate(base.Passed, bn)),
+		P:      stats.FisherDrop(base.Passed, bn, cur.Passed, nn),
+		PUp:    stats.FisherDrop(cur.Passed, nn, base.Passed, bn),
 	})
 }
 
-// WriteText prints the comparison for a console: each regression with both rates, then
+// WriteText prints the comparison for a console: the gating regressions, the exploratory
+// drops, the improvements, the drops within the noise, the smallest detectable drop, then
 // a one-line verdict.
 func (c Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -146,8 +234,14 @@ func (c Comparison) WriteText(w io.Writer) error {
 	for _, r := range regs {
 		fmt.Fprintf(&b, "REGRESSION %s: %s\n", r.label(), r.describe())
 	}
+	for _, r := range c.Exploratory() {
+		fmt.Fprintf(&b, "lower (exploratory, per scenario; --gate scenarios to fail on it): %s: %s\n", r.label(), r.describe())
+	}
+	for _, r := range c.Improvements() {
+		fmt.Fprintf(&b, "IMPROVEMENT %s: %s\n", r.label(), r.describeUp())
+	}
 	for _, r := range c.Rows {
-		if base, cur := r.Rates(); cur < base && !r.Regression {
+		if r.Change < 0 && !r.Regression {
 			fmt.Fprintf(&b, "lower, not significant: %s: %s\n", r.label(), r.describe())
 		}
 	}
@@ -157,10 +251,44 @@ func (c Comparison) WriteText(w io.Writer) error {
 	for _, t := range c.Changed {
 		fmt.Fprintf(&b, "warning: task %s changed since the baseline (its file's SHA-256 differs)\n", t)
 	}
-	fmt.Fprintf(&b, "compared %d rows with the baseline (one-sided Fisher exact test, Holm-corrected, alpha %.2f): %d significant drop(s)\n",
-		len(c.Rows), c.Alpha, len(regs))
+	for _, r := range c.Rows {
+		if r.Family == FamilyModels {
+			fmt.Fprintf(&b, "%s: %s\n", r.Model, r.detectable())
+		}
+	}
+	gate := "models' totals"
+	if c.GateScenarios {
+		gate += " and scenarios"
+	}
+	fmt.Fprintf(&b, "compared %d rows with the baseline (one-sided Fisher exact tests, Holm-corrected per family, alpha %.2f, gating on %s): %d significant drop(s), %d improvement(s)\n",
+		len(c.Rows), c.Alpha, gate, len(regs), len(c.Improvements()))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// detectable states the smallest drop the row's sample sizes can show.
+func (d Delta) detectable() string {
+	if !d.MinDrop.Known() {
+		return fmt.Sprintf("no drop could be significant with %d and %d runs", d.BaseRuns, d.NewRuns)
+	}
+	return fmt.Sprintf("the smallest drop these %d and %d runs can show is %.0f pts", d.BaseRuns, d.NewRuns, float64(d.MinDrop))
+}
+
+// Points is a change in percentage points, signed: "-12 pts", "+3 pts", "±0 pts".
+func Points(change float64) string {
+	switch r := math.Round(change); {
+	case r > 0:
+		return fmt.Sprintf("+%.0f pts", r)
+	case r < 0:
+		return fmt.Sprintf("%.0f pts", r)
+	}
+	return "±0 pts"
+}
+
+func (d Delta) describeUp() string {
+	base, cur := d.Rates()
+	return fmt.Sprintf("%d/%d (%.0f%%) -> %d/%d (%.0f%%), %s, p = %.4f, adjusted %.4f",
+		d.BasePassed, d.BaseRuns, 100*base, d.NewPassed, d.NewRuns, 100*cur, Points(d.Change), d.PUp, d.AdjustedUp)
 }
 
 func (d Delta) label() string {
@@ -172,6 +300,6 @@ func (d Delta) label() string {
 
 func (d Delta) describe() string {
 	base, cur := d.Rates()
-	return fmt.Sprintf("%d/%d (%.0f%%) -> %d/%d (%.0f%%), p = %.4f, adjusted %.4f",
-		d.BasePassed, d.BaseRuns, 100*base, d.NewPassed, d.NewRuns, 100*cur, d.P, d.Adjusted)
+	return fmt.Sprintf("%d/%d (%.0f%%) -> %d/%d (%.0f%%), %s, p = %.4f, adjusted %.4f",
+		d.BasePassed, d.BaseRuns, 100*base, d.NewPassed, d.NewRuns, 100*cur, Points(d.Change), d.P, d.Adjusted)
 }

@@ -22,6 +22,8 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 		page.Rows = len(cmp.Rows)
 		page.Alpha = cmp.Alpha
 		page.Regressions = cmp.Regressions()
+		page.Improvements = cmp.Improvements()
+		page.Exploratory = cmp.Exploratory()
 	}
 	for _, t := range r.Tasks {
 		row := gridRow{Name: t.Name}
@@ -49,6 +51,8 @@ type htmlPage struct {
 	Rows        int
 	Alpha       float64
 	Regressions []Delta
+	// Improvements and Exploratory (per-scenario drops that do not gate) follow them.
+	Improvements, Exploratory []Delta
 }
 
 type gridRow struct {
@@ -145,6 +149,7 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 		"half":  func(f float64) float64 { return f / 2 },
 		"plus":  func(a, b float64) float64 { return a + b },
 		"delta": func(d Delta) string { return d.describe() },
+		"up":    func(d Delta) string { return d.describeUp() },
 		"label": func(d Delta) string { return d.label() },
 		"short": func(s string) string {
 			if len(s) > 12 {
@@ -227,21 +232,29 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 
 <h2>Models</h2>
 <table>
-<thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>warm-up</th></tr></thead>
+<thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>warm-up</th><th>reloads (load ms)</th></tr></thead>
 <tbody>
 {{- range .Models}}
-<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td></tr>
+<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{if eq .Status "ran"}}{{.Reloads}} ({{printf "%.0f" .LoadMS}}){{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>
 {{- if .Compared}}
 
 <h2>Against the baseline</h2>
-<p>One-sided Fisher exact test on pass counts per model and per (model, scenario), Holm-corrected over {{.Rows}} comparisons, alpha {{.Alpha}}.</p>
+<p>One-sided Fisher exact tests on pass counts over {{.Rows}} rows, Holm-corrected at alpha {{.Alpha}} within each family: the models' totals (gating) and the scenarios (exploratory).</p>
 {{- if .Regressions}}
 <ul>{{range .Regressions}}<li class="reg">{{label .}}: {{delta .}}</li>{{end}}</ul>
 {{- else}}
 <p>No significant drop.</p>
+{{- end}}
+{{- if .Improvements}}
+<p>Significant improvements:</p>
+<ul>{{range .Improvements}}<li>{{label .}}: {{up .}}</li>{{end}}</ul>
+{{- end}}
+{{- if .Exploratory}}
+<p>Lower per scenario (exploratory, not gating):</p>
+<ul>{{range .Exploratory}}<li>{{label .}}: {{delta .}}</li>{{end}}</ul>
 {{- end}}
 {{- end}}
 {{- if .Warnings}}

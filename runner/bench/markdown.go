@@ -18,23 +18,34 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	fmt.Fprintf(&b, "runner %s on %s (%s/%s, %d CPUs), %s, took %s.\n\n",
 		cell(r.Runner), cell(r.Host.Name), cell(r.Host.OS), cell(r.Host.Arch), r.Host.CPUs, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond))
 	k := r.Repeat
+	if cmp != nil {
+		writeVerdict(&b, cmp)
+	}
 	b.WriteString("## Leaderboard\n\n")
-	fmt.Fprintf(&b, "| # | model | pass rate [95%% CI] | pass@1 | pass@%d | pass^%d | flaky | steps (mean / p95) | tokens in / out (mean) | wall s (mean / p95) | tok/s | tool errors | denials | errors | not run |\n", k, k)
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	vsHead, vsRule := "", ""
+	if cmp != nil {
+		vsHead, vsRule = " vs baseline |", "---|"
+	}
+	fmt.Fprintf(&b, "| # | model | pass rate [95%% CI] |%s pass@1 | pass@%d | pass^%d | flaky | steps (mean / p95) | tokens in / out (mean) | wall s (mean / p95) | tok/s | tool errors | denials | errors | not run |\n", vsHead, k, k)
+	b.WriteString("|---|---|---|" + vsRule + "---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, m := range Ranked(r) {
 		s := m.Summary
+		vs := ""
+		if cmp != nil {
+			vs = " " + vsBaseline(cmp, m.Name) + " |"
+		}
 		if m.Status != ModelRan {
-			fmt.Fprintf(&b, "| %d | %s | %s: %s | | | | | | | | | | | %d | %d |\n", i+1, cell(m.Name), cell(m.Status), cell(m.Reason), s.Errored, s.NotRun)
+			fmt.Fprintf(&b, "| %d | %s | %s: %s |%s | | | | | | | | | | %d | %d |\n", i+1, cell(m.Name), cell(m.Status), cell(m.Reason), vs, s.Errored, s.NotRun)
 			continue
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
-			i+1, cell(m.Name), RateWithInterval(s), pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
+		fmt.Fprintf(&b, "| %d | %s | %s |%s %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
+			i+1, cell(m.Name), RateWithInterval(s), vs, pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
 			s.Steps.Mean, s.Steps.P95, s.PromptTokens.Mean, s.CompletionTokens.Mean, s.WallSeconds.Mean, s.WallSeconds.P95,
 			tps(s), s.ToolErrors, s.Denials, s.Errored, s.NotRun)
 	}
 	b.WriteString("\nPass rate: passed / (passed + failed) runs; errors (infrastructure) and runs not run are counted apart, never as failures. pass@k (Chen et al. 2021) and pass^k (tau-bench) are means over scenarios.\n\n")
 
-	b.WriteString("## Grid (passed / measured runs)\n\n| scenario |")
+	b.WriteString("## Grid (passed / measured runs: ✓ all passed, ✗ none, ~ some)\n\n| scenario |")
 	for _, m := range r.Models {
 		fmt.Fprintf(&b, " %s |", cell(m.Name))
 	}
@@ -51,7 +62,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 		b.WriteString("\n")
 	}
 
-	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | warm-up |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | warm-up | reloads (load ms) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.Models {
 		status := m.Status
 		if m.Reason != "" {
@@ -62,28 +73,14 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 			if len(digest) > 12 {
 				digest = digest[:12]
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
-				contextText(p.ContextLength, p.LoadedContext), cell(digest), m.WarmUp.Round(time.Millisecond))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d (%.0f) |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
+				contextText(p.ContextLength, p.LoadedContext), cell(digest), m.WarmUp.Round(time.Millisecond), m.Reloads, m.LoadMS)
 		} else {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | |\n", cell(m.Name), cell(status))
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | |\n", cell(m.Name), cell(status))
 		}
 	}
 	if cmp != nil {
-		b.WriteString("\n## Against the baseline\n\n")
-		fmt.Fprintf(&b, "One-sided Fisher exact test on pass counts per model and per (model, scenario), Holm-corrected over %d comparisons, alpha %.2f.\n\n", len(cmp.Rows), cmp.Alpha)
-		regs := cmp.Regressions()
-		if len(regs) == 0 {
-			b.WriteString("No significant drop.\n")
-		} else {
-			b.WriteString("| regression | baseline | now | p | adjusted p |\n|---|---|---|---|---|\n")
-			for _, d := range regs {
-				base, cur := d.Rates()
-				fmt.Fprintf(&b, "| %s | %d/%d (%.0f%%) | %d/%d (%.0f%%) | %.4f | %.4f |\n", cell(d.label()), d.BasePassed, d.BaseRuns, 100*base, d.NewPassed, d.NewRuns, 100*cur, d.P, d.Adjusted)
-			}
-		}
-		if len(cmp.Changed) > 0 {
-			fmt.Fprintf(&b, "\nChanged since the baseline (task file SHA-256 differs): %s.\n", cell(strings.Join(cmp.Changed, ", ")))
-		}
+		writeRows(&b, cmp)
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
@@ -142,7 +139,15 @@ func GridCell(c *ScenarioResult) string {
 	n := s.Passed + s.Failed
 	var parts []string
 	if n > 0 {
-		parts = append(parts, fmt.Sprintf("%d/%d", s.Passed, n))
+		// A mark as well as the counts: the verdict is readable without the colours.
+		mark := "~"
+		switch s.Passed {
+		case n:
+			mark = "✓"
+		case 0:
+			mark = "✗"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d", mark, s.Passed, n))
 	}
 	if c.Flaky {
 		parts = append(parts, "flaky")
@@ -184,3 +189,83 @@ func contextText(max, loaded int) string {
 // reasons and probe data come from task files, agents and servers, and none of it may be
 // a live link, image or HTML in bench.md.
 func cell(s string) string { return markdown.Cell(s, 0) }
+
+// writeVerdict is bench.md's first section with a baseline: the regressions that gate,
+// then the improvements, then what could not be seen at this sample size.
+func writeVerdict(b *strings.Builder, cmp *Comparison) {
+	b.WriteString("## Verdict\n\n")
+	regs, ups := cmp.Regressions(), cmp.Improvements()
+	switch len(regs) {
+	case 0:
+		b.WriteString("**No significant regression** from the baseline.\n\n")
+	default:
+		fmt.Fprintf(b, "**%d significant regression(s)** from the baseline:\n\n", len(regs))
+		for _, d := range regs {
+			fmt.Fprintf(b, "- %s\n", change(d, d.P, d.Adjusted))
+		}
+		b.WriteString("\n")
+	}
+	if len(ups) > 0 {
+		b.WriteString("Significant improvements:\n\n")
+		for _, d := range ups {
+			fmt.Fprintf(b, "- %s\n", change(d, d.PUp, d.AdjustedUp))
+		}
+		b.WriteString("\n")
+	}
+	if exp := cmp.Exploratory(); len(exp) > 0 {
+		b.WriteString("Lower per scenario (exploratory: significant among the scenarios' own tests, not gating; `--gate scenarios` makes them gate):\n\n")
+		for _, d := range exp {
+			fmt.Fprintf(b, "- %s\n", change(d, d.P, d.Adjusted))
+		}
+		b.WriteString("\n")
+	}
+	for _, d := range cmp.Rows {
+		if d.Family == FamilyModels {
+			fmt.Fprintf(b, "%s: %s.\n", cell(d.Model), d.detectable())
+		}
+	}
+	fmt.Fprintf(b, "\nOne-sided Fisher exact tests on the pass counts, Holm-corrected at alpha %.2f within each family: the models' totals (gating) and the scenarios (exploratory).\n\n", cmp.Alpha)
+}
+
+// writeRows lists every compared row with its change.
+func writeRows(b *strings.Builder, cmp *Comparison) {
+	b.WriteString("\n## Against the baseline\n\n| row | family | baseline | now | change | p (drop) | adjusted | p (rise) | adjusted |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, d := range cmp.Rows {
+		base, cur := d.Rates()
+		fmt.Fprintf(b, "| %s | %s | %d/%d (%.0f%%) | %d/%d (%.0f%%) | %s | %.4f | %.4f | %.4f | %.4f |\n", cell(d.label()), d.Family,
+			d.BasePassed, d.BaseRuns, 100*base, d.NewPassed, d.NewRuns, 100*cur, significance(d), d.P, d.Adjusted, d.PUp, d.AdjustedUp)
+	}
+	if len(cmp.Changed) > 0 {
+		fmt.Fprintf(b, "\nChanged since the baseline (task file SHA-256 differs): %s.\n", cell(strings.Join(cmp.Changed, ", ")))
+	}
+	if len(cmp.Missing) > 0 {
+		fmt.Fprintf(b, "\nIn the baseline, not measured now: %s.\n", cell(strings.Join(cmp.Missing, ", ")))
+	}
+}
+
+// change is one verdict line: both rates, the change in points and the p-values.
+func change(d Delta, p, adjusted float64) string {
+	base, cur := d.Rates()
+	return fmt.Sprintf("%s: %d/%d (%.0f%%) → %d/%d (%.0f%%), %s (p = %.4f, adjusted %.4f)",
+		cell(d.label()), d.BasePassed, d.BaseRuns, 100*base, d.NewPassed, d.NewRuns, 100*cur, Points(d.Change), p, adjusted)
+}
+
+// significance is a row's change and whether it is significant.
+func significance(d Delta) string {
+	switch {
+	case d.Regression || d.Improvement:
+		return Points(d.Change) + ", significant"
+	case d.Change != 0:
+		return Points(d.Change) + ", not significant"
+	}
+	return Points(d.Change)
+}
+
+// vsBaseline is a leaderboard row's change from the baseline.
+func vsBaseline(cmp *Comparison, model string) string {
+	d, ok := cmp.Model(model)
+	if !ok {
+		return "not in the baseline"
+	}
+	return significance(d)
+}

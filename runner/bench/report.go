@@ -86,6 +86,11 @@ type ModelResult struct {
 	// WarmUp is the time the warm-up request took (loading the model), kept out of the
 	// timings.
 	WarmUp time.Duration `json:"warm_up_ns,omitempty"`
+	// LoadMS is the time the server spent loading the model during the cells, warm-up
+	// excluded (Ollama's load_duration, summed), and Reloads how many requests loaded
+	// it: a reload's seconds would otherwise hide in the cells' wall time.
+	LoadMS  float64 `json:"load_ms"`
+	Reloads int     `json:"reloads"`
 	// OutDir holds the model's transcripts and result files.
 	OutDir    string           `json:"out_dir"`
 	Summary   Stats            `json:"summary"`
@@ -137,9 +142,11 @@ type Stats struct {
 	PromptTokens     Dist `json:"prompt_tokens"`
 	CompletionTokens Dist `json:"completion_tokens"`
 	WallSeconds      Dist `json:"wall_seconds"`
-	TokensPerSecond  Dist `json:"tokens_per_second"`
-	ToolErrors       int  `json:"tool_errors"`
-	Denials          int  `json:"policy_denials"`
+	// TokensPerSecond's mean is the total completion tokens over the total generation
+	// time, where the server reports that time (Ollama); its p95 is over runs' rates.
+	TokensPerSecond Dist `json:"tokens_per_second"`
+	ToolErrors      int  `json:"tool_errors"`
+	Denials         int  `json:"policy_denials"`
 	// Cost is what every run that ran cost (errored ones included: they were paid for),
 	// unknown prices counted apart; absent when no run has a cost.
 	Cost *result.CostTotal `json:"cost,omitempty"`

@@ -103,7 +103,8 @@ func Run(ctx context.Context, opts Options) *Report {
 			if opts.OnModelDone != nil {
 				opts.OnModelDone(mr, run)
 			}
-			for _, w := range contextWarnings(name, mr.Probe, opts.Tasks, cells) {
+			mr.LoadMS, mr.Reloads = loads(cells)
+			for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), reloadWarnings(name, mr)...) {
 				fmt.Fprintf(warn, "runner: warning: %s\n", w)
 				rep.Warnings = append(rep.Warnings, w)
 			}
@@ -157,7 +158,7 @@ func runModel(ctx context.Context, name, outDir string, opts Options, b *budget)
 	so.OutDir = outDir
 	run := suite.Run(ctx, opts.Tasks, suite.Options{
 		Scenario: so, Parallel: opts.Parallel, Repeat: opts.Repeat, OnStart: opts.OnStart,
-		Admit: b.admit,
+		Admit: b.admit, Group: reloadGroup,
 		OnDone: func(s result.Scenario) {
 			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
 			b.usd.Add(s)

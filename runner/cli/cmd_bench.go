@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -30,11 +31,31 @@ type BenchOptions struct {
 	BudgetTime   time.Duration
 	// Baseline is a bench.json to compare with; a significant drop exits 1.
 	Baseline string
+	// Gate is what a significant drop must be in to fail: "models" (their totals, the
+	// default) or "scenarios" (any scenario too).
+	Gate string
 	IO
+}
+
+// gateFlag is --gate, shared by bench and bench compare.
+func gateFlag(dest *string) cli.Flag {
+	return &cli.StringFlag{Name: "gate", Destination: dest, Value: "models", Usage: "`WHAT` a significant drop must be in to exit 1: models (their totals) or scenarios (any scenario too; exploratory otherwise)"}
+}
+
+// gateScenarios checks --gate's value.
+func gateScenarios(cmd, gate string) (bool, error) {
+	switch gate {
+	case "", "models":
+		return false, nil
+	case "scenarios":
+		return true, nil
+	}
+	return false, usageError("%s: --gate %q: want models or scenarios", cmd, gate)
 }
 
 func benchCommand(stdio IO) *cli.Command {
 	o := &BenchOptions{IO: stdio}
+	var compare CompareOptions
 	var models cli.StringSlice
 	return &cli.Command{
 		Name:      "bench",
@@ -48,16 +69,21 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.IntFlag{Name: "budget-tokens", Destination: &o.BudgetTokens, Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},
 			&cli.DurationFlag{Name: "budget-time", Destination: &o.BudgetTime, Usage: "stop starting cells after `DURATION`; the rest are not run"},
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
+			gateFlag(&o.Gate),
 		}, o.ScenarioOptions.flags()...),
 		Subcommands: []*cli.Command{{
 			Name:      "compare",
 			Usage:     "compare two bench.json files without running anything (exit 1 on a significant drop)",
 			ArgsUsage: "BASELINE.json NEW.json",
+			Flags: []cli.Flag{
+				gateFlag(&compare.Gate),
+				&cli.StringFlag{Name: "markdown", Destination: &compare.Markdown, Usage: "also write the comparison as Markdown to `FILE` (a PR comment: verdict, improvements, every row)"},
+			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 2 {
 					return usageError("bench compare: want BASELINE.json NEW.json, got %d argument(s)", c.NArg())
 				}
-				return BenchCompare(c.Args().Get(0), c.Args().Get(1), stdio)
+				return BenchCompare(c.Args().Get(0), c.Args().Get(1), compare, stdio)
 			},
 		}},
 		Action: func(c *cli.Context) error {
@@ -103,6 +129,9 @@ func (o *BenchOptions) Check() error {
 // exit code.
 func Bench(ctx context.Context, opts BenchOptions) error {
 	if err := opts.Check(); err != nil {
+		return err
+	}
+	if _, err := gateScenarios("bench", opts.Gate); err != nil {
 		return err
 	}
 	var baseline *bench.Report
@@ -153,6 +182,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	var cmp *bench.Comparison
 	if baseline != nil {
 		c := bench.Compare(baseline, rep, bench.Alpha)
+		c.GateScenarios, _ = gateScenarios("bench", opts.Gate) // checked before the run
 		cmp = &c
 	}
 	if err := bench.WriteFiles(opts.OutDir, rep, cmp); err != nil {
@@ -208,9 +238,21 @@ func describeProbe(m bench.ModelResult) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
+// CompareOptions are bench compare's flags.
+type CompareOptions struct {
+	// Gate is as BenchOptions.Gate.
+	Gate string
+	// Markdown, when set, is where the comparison is also written as Markdown.
+	Markdown string
+}
+
 // BenchCompare prints the comparison of two bench.json files: exit 1 on a significant
 // drop, 2 when a file cannot be read.
-func BenchCompare(basePath, newPath string, stdio IO) error {
+func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error {
+	gate, err := gateScenarios("bench compare", opts.Gate)
+	if err != nil {
+		return err
+	}
 	base, err := bench.ReadFile(basePath)
 	if err != nil {
 		return usageError("bench compare: %v", err)
@@ -220,8 +262,18 @@ func BenchCompare(basePath, newPath string, stdio IO) error {
 		return usageError("bench compare: %v", err)
 	}
 	cmp := bench.Compare(base, cur, bench.Alpha)
+	cmp.GateScenarios = gate
 	if err := cmp.WriteText(stdio.Stdout); err != nil {
 		return &ExitError{Code: ExitErrored, Err: err}
+	}
+	if opts.Markdown != "" {
+		var b strings.Builder
+		if err := bench.WriteMarkdown(&b, cur, &cmp); err != nil {
+			return &ExitError{Code: ExitErrored, Err: err}
+		}
+		if err := os.WriteFile(opts.Markdown, []byte(b.String()), 0o644); err != nil {
+			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench compare: --markdown: %w", err)}
+		}
 	}
 	if len(cmp.Regressions()) > 0 {
 		return &ExitError{Code: ExitFailed}

@@ -82,6 +82,9 @@ type Usage struct {
 	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
 	// EvalDuration is the provider's generation time, where it reports one (Ollama).
 	EvalDuration time.Duration `json:"eval_duration_ns,omitempty"`
+	// LoadDuration is the time the server spent loading the model for the request
+	// (Ollama's load_duration): near zero when it was loaded, seconds on a (re)load.
+	LoadDuration time.Duration `json:"load_duration_ns,omitempty"`
 }
 
 // TokensPerSecond is the generation speed, from the provider's own timing when it has one.
@@ -92,12 +95,22 @@ func (u Usage) TokensPerSecond() float64 {
 	return float64(u.CompletionTokens) / u.EvalDuration.Seconds()
 }
 
+// LoadThreshold is the load_duration above which a request counts as having loaded the
+// model: a loaded model is handed out in about a millisecond (more on a loaded machine),
+// while starting a model runner and loading weights takes a tenth of a second even for a
+// tiny model, and seconds for a real one.
+const LoadThreshold = 50 * time.Millisecond
+
+// Loaded reports whether the request (re)loaded the model.
+func (u Usage) Loaded() bool { return u.LoadDuration >= LoadThreshold }
+
 // Add accumulates another response's usage.
 func (u *Usage) Add(o Usage) {
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
 	u.CachedPromptTokens += o.CachedPromptTokens
 	u.EvalDuration += o.EvalDuration
+	u.LoadDuration += o.LoadDuration
 }
 
 // Response is one step's output.
@@ -107,7 +120,13 @@ type Response struct {
 	Usage     Usage      `json:"usage"`
 	// Model is the model name the provider reports.
 	Model string `json:"model,omitempty"`
+	// StopReason is why the server stopped generating, as it says it ("stop", "length"
+	// when the token limit cut the answer off); "" when it does not say.
+	StopReason string `json:"stop_reason,omitempty"`
 }
+
+// StopLength is the StopReason of an answer cut off by the token limit.
+const StopLength = "length"
 
 // Model is a language model that can take one step of a conversation.
 type Model interface {

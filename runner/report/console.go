@@ -97,6 +97,12 @@ func (c *Console) Finished(s result.Scenario) {
 	}
 	c.clear()
 	c.printf("%s\n", c.scenarioLine(s, name))
+	for _, w := range s.Warnings {
+		// A passing scenario's warnings (a prompt the server truncated) show nowhere else.
+		if !strings.Contains(s.Reason, w) {
+			c.printf("  %s\n", c.paint(yellow, "warning: "+oneLine(w, 0)))
+		}
+	}
 	if c.opts.Verbose {
 		c.details(s)
 	}

@@ -101,6 +101,14 @@ type Scenario struct {
 	ToolErrors int `json:"tool_errors"`
 	// MaxPromptTokens is the largest prompt of one model request.
 	MaxPromptTokens int `json:"max_prompt_tokens,omitempty"`
+	// Warnings are what a reader should know although the verdict does not show it: a
+	// prompt the server truncated, an answer the token limit cut off, an empty answer
+	// after generated tokens.
+	Warnings []string `json:"warnings,omitempty"`
+	// LoadTime is the time the model server spent loading the model for this scenario's
+	// requests (Ollama's load_duration), and Reloads how many requests loaded it.
+	LoadTime time.Duration `json:"load_time_ns,omitempty"`
+	Reloads  int           `json:"reloads,omitempty"`
 }
 
 // Call is the record of one tool call the agent made: what the loop saw and what the
@@ -154,6 +162,10 @@ type Usage struct {
 	// API reports them (priced at the cached-input price).
 	CachedPromptTokens int     `json:"cached_prompt_tokens,omitempty"`
 	TokensPerSecond    float64 `json:"tokens_per_second,omitempty"`
+	// EvalTime is the server's generation time over the CompletionTokens it reports it
+	// for (Ollama's eval_duration), so rates add up across scenarios: total tokens over
+	// total time.
+	EvalTime time.Duration `json:"eval_time_ns,omitempty"`
 }
 
 // Assertion is the outcome of one assertion.

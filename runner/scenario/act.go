@@ -15,6 +15,8 @@ type acted struct {
 	out   agent.Outcome
 	stuck bool
 	err   error
+	// truncated warns that a prompt reached the model's effective context ("" if not).
+	truncated string
 }
 
 // readier is a model whose pre-flight check may still be running: session.Models starts
@@ -38,6 +40,9 @@ func (r *runState) act(p *prepared) acted {
 		Tools: p.toolset, Policy: p.decider, Work: p.ws, Record: r, MaxSteps: p.maxSteps, Now: r.now,
 	})
 	p.stopMCP() // before the verify files arrive: servers never see them
+	if !a.stuck {
+		a.truncated = contextWarning(p.ctx, p.model, r.t.ModelOptions.NumCtx, a.out.MaxPrompt)
+	}
 	return a
 }
 
@@ -67,7 +72,13 @@ func (a acted) record(r *runState) {
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
 	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = out.ModelTime, out.ToolTime, out.MaxPrompt
 	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
-		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond()}
+		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
+	r.res.LoadTime, r.res.Reloads = out.Usage.LoadDuration, out.Reloads
+	r.res.Warnings = append(r.res.Warnings, out.Notes...)
+	if a.truncated != "" {
+		r.res.Warnings = append(r.res.Warnings, a.truncated)
+	}
+	r.notes = out.Notes
 	for _, c := range out.Calls {
 		if c.Executed {
 			r.res.ToolCalls++

@@ -105,6 +105,8 @@ type runState struct {
 	// firstDenied is the first call the policy refused ("tool {args}"), often the real
 	// cause of the assertions that then fail.
 	firstDenied string
+	// notes are the agent loop's explanations of answers without a call (agent.Outcome).
+	notes []string
 }
 
 // run takes the scenario through its stages: prepare (output, model, settings, tools,

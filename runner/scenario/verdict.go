@@ -116,6 +116,10 @@ func (r *runState) assertionVerdict(agentFaults ...string) verdict {
 	if len(failed) > 1 {
 		v.reason += fmt.Sprintf(" (+%d more)", len(failed)-1)
 	}
+	if len(r.notes) > 0 && r.res.Stop != result.StopCompleted {
+		// Why the model stopped calling tools, when the server's answer shows it.
+		v.reason += "; " + r.notes[len(r.notes)-1]
+	}
 	if r.firstDenied != "" {
 		// A refused call usually explains what followed; the last assertion rarely does.
 		v.reason += fmt.Sprintf("; %d call(s) denied, first: %s", r.res.Denied, oneLine(r.firstDenied, 200))

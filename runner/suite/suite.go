@@ -4,6 +4,7 @@ package suite
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -33,6 +34,11 @@ type Options struct {
 	// Admit, when set, is asked before each scenario starts; false leaves it not run
 	// (status error, stop reason not_run): how runner bench stops at a budget.
 	Admit func() bool
+	// Group, when set, runs the scenarios in groups, lowest value first, each group's
+	// scenarios all finished before the next group starts; results keep the usual order.
+	// runner bench groups by the options that make Ollama reload a model (num_ctx), so
+	// the model loads once per group rather than whenever two neighbours differ.
+	Group func(t *task.Task) int
 }
 
 // Run runs every task Repeat times. When ctx is cancelled (Ctrl-C, SIGTERM) the running
@@ -69,6 +75,9 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 			jobs = append(jobs, j)
 		}
 	}
+	if opts.Group != nil {
+		sort.SliceStable(jobs, func(a, b int) bool { return opts.Group(jobs[a].t) < opts.Group(jobs[b].t) })
+	}
 	run := result.Run{Started: now(), Scenarios: make([]result.Scenario, len(jobs)+len(reused))}
 	for i, j := range reused {
 		run.Scenarios[j.slot] = prior[i]
@@ -77,7 +86,7 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 		}
 	}
 	queue := make(chan job)
-	var wg sync.WaitGroup
+	var wg, inflight sync.WaitGroup
 	for w := 0; w < min(parallel, len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
@@ -101,10 +110,15 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 				if opts.OnDone != nil {
 					opts.OnDone(s)
 				}
+				inflight.Done()
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for i, j := range jobs {
+		if opts.Group != nil && i > 0 && opts.Group(j.t) != opts.Group(jobs[i-1].t) {
+			inflight.Wait() // the previous group is done: no request of it meets this one's
+		}
+		inflight.Add(1)
 		queue <- j
 	}
 	close(queue)

@@ -244,3 +244,50 @@ func TestNoTasks(t *testing.T) {
 	run := suite.Run(context.Background(), nil, options(t, &gauge{}, func(*task.Task) time.Duration { return 0 }))
 	assert.Equal(t, len(run.Scenarios), 0)
 }
+
+// TestGroupsRunApart: with Group, scenarios run group by group (lowest first), no two
+// groups' scenarios at once, and the results keep the usual order (issue 17, 2.5: tasks
+// with different num_ctx made Ollama reload the model between neighbours).
+func TestGroupsRunApart(t *testing.T) {
+	ts := tasks(4)
+	ts[0].ModelOptions.NumCtx, ts[2].ModelOptions.NumCtx = 2048, 2048
+	g := &gauge{}
+	var mu sync.Mutex
+	var started []string
+	var active = map[int]int{} // group -> scenarios running
+	opts := options(t, g, func(*task.Task) time.Duration { return 20 * time.Millisecond })
+	opts.Parallel, opts.Repeat = 3, 2
+	opts.Group = func(tk *task.Task) int { return tk.ModelOptions.NumCtx }
+	opts.OnStart = func(s result.Scenario) {
+		mu.Lock()
+		defer mu.Unlock()
+		started = append(started, fmt.Sprintf("%s#%d", s.Name, s.Repeat))
+		for _, tk := range ts {
+			if tk.Name == s.Name {
+				active[tk.ModelOptions.NumCtx]++
+				assert.Check(t, len(active) == 1 || active[0]+active[2048] == active[tk.ModelOptions.NumCtx],
+					"%s started while another group ran: %v", s.Name, active)
+			}
+		}
+	}
+	opts.OnDone = func(s result.Scenario) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tk := range ts {
+			if tk.Name == s.Name {
+				if active[tk.ModelOptions.NumCtx]--; active[tk.ModelOptions.NumCtx] == 0 {
+					delete(active, tk.ModelOptions.NumCtx)
+				}
+			}
+		}
+	}
+	run := suite.Run(context.Background(), ts, opts)
+	sort.Strings(started[:4])
+	sort.Strings(started[4:])
+	assert.DeepEqual(t, started, []string{"task-1#0", "task-1#1", "task-3#0", "task-3#1", "task-0#0", "task-0#1", "task-2#0", "task-2#1"})
+	var got []string
+	for _, s := range run.Scenarios {
+		got = append(got, fmt.Sprintf("%s#%d", s.Name, s.Repeat))
+	}
+	assert.DeepEqual(t, got, []string{"task-0#0", "task-1#0", "task-2#0", "task-3#0", "task-0#1", "task-1#1", "task-2#1", "task-3#1"})
+}

@@ -75,6 +75,9 @@ type (
 		Usage      model.Usage      `json:"usage"`
 		DurationMS float64          `json:"duration_ms"`
 		TokPerSec  float64          `json:"tokens_per_second,omitempty"`
+		// StopReason is the server's reason for ending the answer ("length": the token
+		// limit cut it off).
+		StopReason string `json:"stop_reason,omitempty"`
 	}
 	// ModelError is a failed model request.
 	ModelError struct {

@@ -149,6 +149,7 @@ type accumulator struct {
 	calls   []model.ToolCall
 	model   string
 	done    bool
+	reason  string
 	metrics api.Metrics
 }
 
@@ -166,6 +167,7 @@ func (a *accumulator) add(r api.ChatResponse) {
 	}
 	if r.Done {
 		a.done = true
+		a.reason = r.DoneReason
 		a.metrics = r.Metrics
 	}
 }
@@ -179,13 +181,15 @@ func (a *accumulator) response(step int) *model.Response {
 		}
 	}
 	return &model.Response{
-		Content:   a.content.String(),
-		ToolCalls: a.calls,
-		Model:     a.model,
+		Content:    a.content.String(),
+		ToolCalls:  a.calls,
+		Model:      a.model,
+		StopReason: a.reason,
 		Usage: model.Usage{
 			PromptTokens:     a.metrics.PromptEvalCount,
 			CompletionTokens: a.metrics.EvalCount,
 			EvalDuration:     a.metrics.EvalDuration,
+			LoadDuration:     a.metrics.LoadDuration,
 		},
 	}
 }

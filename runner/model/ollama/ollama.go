@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -48,6 +49,9 @@ type Model struct {
 	http   *http.Client // chat requests
 	tools  toolcache.Cache[api.Tools]
 	msgs   msgcache.Cache
+
+	mu     sync.Mutex
+	digest string // from /api/tags, once known (digestOf)
 }
 
 // New returns a Model for cfg. It makes no request; call Check before the first step.

@@ -38,15 +38,59 @@ func (m *Model) Probe(ctx context.Context) (model.Info, error) {
 			}
 		}
 	}
+	info.Digest = m.digestOf(ctx)
+	return info, nil
+}
+
+// digestOf returns the model's digest from /api/tags, asked once and remembered ("" when
+// the server does not say).
+func (m *Model) digestOf(ctx context.Context) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.digest != "" {
+		return m.digest
+	}
 	if list, err := m.client.List(ctx); err == nil {
 		for _, l := range list.Models {
 			if sameModel(l.Name, m.cfg.Model) || sameModel(l.Model, m.cfg.Model) {
-				info.Digest = l.Digest
+				m.digest = l.Digest
 				break
 			}
 		}
 	}
-	return info, nil
+	return m.digest
+}
+
+// running finds the model among the loaded ones (/api/ps) by its digest: /api/ps can list
+// one name twice (a model re-created while its old weights stay loaded). Without a digest
+// it falls back to the name. nil when the model is not loaded.
+func (m *Model) running(ctx context.Context) (*api.ProcessModelResponse, error) {
+	ps, err := m.client.ListRunning(ctx)
+	if err != nil {
+		return nil, err
+	}
+	digest := m.digestOf(ctx)
+	var byName *api.ProcessModelResponse
+	for i, p := range ps.Models {
+		named := sameModel(p.Name, m.cfg.Model) || sameModel(p.Model, m.cfg.Model)
+		if digest != "" && p.Digest == digest && named {
+			return &ps.Models[i], nil
+		}
+		if named && byName == nil && digest == "" {
+			byName = &ps.Models[i]
+		}
+	}
+	return byName, nil
+}
+
+// LoadedContext is the context length the loaded model runs with (/api/ps; 0 when it is
+// not loaded or the server does not say): prompts longer than that are truncated.
+func (m *Model) LoadedContext(ctx context.Context) (int, error) {
+	p, err := m.running(ctx)
+	if err != nil || p == nil {
+		return 0, err
+	}
+	return p.ContextLength, nil
 }
 
 // WarmUp loads the model with a chat request without messages (Ollama answers it with
@@ -61,16 +105,11 @@ func (m *Model) WarmUp(ctx context.Context) (int, error) {
 	if err := m.client.Chat(ctx, req, func(api.ChatResponse) error { return nil }); err != nil {
 		return 0, model.Redacted(fmt.Errorf("ollama at %s: loading model %q: %w", m.Host(), m.cfg.Model, err))
 	}
-	ps, err := m.client.ListRunning(ctx)
+	n, err := m.LoadedContext(ctx)
 	if err != nil {
 		return 0, nil // older servers: the context length stays unknown
 	}
-	for _, p := range ps.Models {
-		if sameModel(p.Name, m.cfg.Model) || sameModel(p.Model, m.cfg.Model) {
-			return p.ContextLength, nil
-		}
-	}
-	return 0, nil
+	return n, nil
 }
 
 // sameModel compares model names as Ollama does: "llama3.1" is "llama3.1:latest".

@@ -2,11 +2,15 @@ package ollama_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/fakellm"
 	"github.com/agentrunner/runner/runner/model/ollama"
 )
@@ -38,4 +42,62 @@ func TestProbeAndWarmUp(t *testing.T) {
 	assert.NilError(t, err)
 	_, err = missing.Probe(ctx)
 	assert.Assert(t, is.ErrorContains(err, "ollama pull gone"))
+}
+
+// fakeServer answers the given paths with fixed JSON, as Ollama would.
+func fakeServer(t *testing.T, bodies map[string]string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestLoadedModelMatchedByDigest: /api/ps listed one name twice, an old model and the
+// re-created one (issue 17, 2.6); the one with /api/tags' digest is the model's.
+func TestLoadedModelMatchedByDigest(t *testing.T) {
+	srv := fakeServer(t, map[string]string{
+		"/api/tags": `{"models":[{"name":"bigram:latest","model":"bigram:latest","digest":"new"}]}`,
+		"/api/ps": `{"models":[
+			{"name":"bigram:latest","model":"bigram:latest","digest":"old","context_length":2048},
+			{"name":"bigram:latest","model":"bigram:latest","digest":"new","context_length":8192}]}`,
+	})
+	m, err := ollama.New(ollama.Config{Model: "bigram", Host: srv.URL})
+	assert.NilError(t, err)
+	n, err := m.LoadedContext(context.Background())
+	assert.NilError(t, err)
+	assert.Equal(t, n, 8192)
+
+	// Not loaded under its digest: unknown, not the old model's context.
+	srv = fakeServer(t, map[string]string{
+		"/api/tags": `{"models":[{"name":"bigram:latest","model":"bigram:latest","digest":"new"}]}`,
+		"/api/ps":   `{"models":[{"name":"bigram:latest","model":"bigram:latest","digest":"old","context_length":2048}]}`,
+	})
+	m, err = ollama.New(ollama.Config{Model: "bigram", Host: srv.URL})
+	assert.NilError(t, err)
+	n, err = m.LoadedContext(context.Background())
+	assert.NilError(t, err)
+	assert.Equal(t, n, 0)
+}
+
+// TestStopReasonAndLoadDuration: done_reason and load_duration reach the response.
+func TestStopReasonAndLoadDuration(t *testing.T) {
+	srv := fakeServer(t, map[string]string{
+		"/api/chat": `{"model":"bigram","message":{"role":"assistant","content":""},"done":true,"done_reason":"length",` +
+			`"prompt_eval_count":90,"eval_count":1,"eval_duration":1000000,"load_duration":1500000000}`,
+	})
+	m, err := ollama.New(ollama.Config{Model: "bigram", Host: srv.URL})
+	assert.NilError(t, err)
+	resp, err := m.Step(context.Background(), request())
+	assert.NilError(t, err)
+	assert.Equal(t, resp.StopReason, model.StopLength)
+	assert.Equal(t, resp.Usage.LoadDuration, 1500*time.Millisecond)
+	assert.Assert(t, resp.Usage.Loaded())
 }

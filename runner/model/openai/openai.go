@@ -84,9 +84,10 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	}
 	msg := cresp.Choices[0].Message
 	out := &model.Response{
-		Content: msg.Content,
-		Model:   cresp.Model,
-		Usage:   model.Usage{PromptTokens: cresp.Usage.PromptTokens, CompletionTokens: cresp.Usage.CompletionTokens},
+		Content:    msg.Content,
+		Model:      cresp.Model,
+		StopReason: string(cresp.Choices[0].FinishReason),
+		Usage:      model.Usage{PromptTokens: cresp.Usage.PromptTokens, CompletionTokens: cresp.Usage.CompletionTokens},
 	}
 	for i, tc := range msg.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCall(tc.ID, tc.Function.Name, tc.Function.Arguments, req, i))

@@ -73,6 +73,7 @@ func (m *Model) stream(ctx context.Context, creq goopenai.ChatCompletionRequest,
 			}
 			if choice.FinishReason != "" {
 				finished = true
+				out.StopReason = string(choice.FinishReason)
 			}
 		}
 	}
