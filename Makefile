@@ -24,7 +24,7 @@ build:
 ## with its JUnit report checked against the Jenkins xunit schema.
 test: lint lint-actions cross unit scenarios junit-check
 
-# Pinned tools (actionlint, goreleaser, golangci-lint) live in .tools/go.mod, out of runner's own go.mod.
+# Pinned tools (actionlint, goreleaser) live in .tools/go.mod, out of runner's own go.mod.
 TOOL    := $(GO) tool -modfile=.tools/go.mod
 
 ## lint-actions: actionlint over every workflow and the README's example workflows (it also
