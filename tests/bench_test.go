@@ -136,7 +136,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, is.Contains(string(md), "| 1 | ollama:good | 100% [81–100%] (16/16) |"))
 	assert.Assert(t, is.Contains(string(md), "| 2 | ollama:flaky | 62% [39–82%] (10/16) |"))
-	assert.Assert(t, is.Contains(string(md), "| alpha | ✓ 8/8 | ~ 2/8 flaky | 8 not run |"))
+	assert.Assert(t, is.Contains(string(md), "| alpha | ✓ 8/8 | \\~ 2/8 flaky | 8 not run |"))
 	assert.Assert(t, is.Contains(string(md), "| 3 | ollama:missing | skipped: "))
 
 	// The baseline from the good run flags the flaky model's drop, and only that: its
