@@ -21,6 +21,17 @@ var startupHeavy = map[string]string{
 	"github.com/russross/blackfriday/v2":       "urfave/cli's man pages, left out by -tags urfave_cli_no_docs (~0.3 ms of init)",
 	"github.com/cpuguy83/go-md2man/v2":         "urfave/cli's man pages, left out by -tags urfave_cli_no_docs",
 	"github.com/santhosh-tekuri/jsonschema/v6": "the test-only schema oracle (compiling its meta-schemas at init cost 5-6 ms)",
+	"github.com/anthropics/anthropic-sdk-go": "the Anthropic SDK: runner/model/anthropic speaks REST and keeps the SDK as its test oracle; " +
+		"with OpenTelemetry and tidwall's JSON packages it was 46 of the binary's 472 packages",
+	"github.com/openai/openai-go/v3": "the OpenAI SDK: openai-responses speaks through go-openai, as openai does, and keeps the SDK " +
+		"as its test oracle; it was 25 of the binary's packages",
+	"go.opentelemetry.io/otel": "OpenTelemetry (came with the Anthropic SDK)",
+	"github.com/tidwall/gjson": "the SDKs' JSON paths (came with the Anthropic and OpenAI SDKs)",
+	"github.com/tidwall/sjson": "the SDKs' JSON paths (came with the Anthropic and OpenAI SDKs)",
+	"github.com/invopop/jsonschema": "a second JSON Schema library: runner/schemas reflects with google/jsonschema-go, " +
+		"which the MCP SDK links anyway",
+	"github.com/pb33f/ordered-map/v2": "invopop/jsonschema's ordered map",
+	"github.com/coder/websocket":      "the OpenAI SDK's realtime transport",
 }
 
 // The binary, built as the Makefile and releases build it, leaves out what only tests use

@@ -338,23 +338,7 @@ func (r *Registry) prepare(name string, raw json.RawMessage) (*Call, *Error) {
 		return nil, err
 	}
 	if alias != nil {
-		// Rename all at once: search_code maps query->pattern and pattern->file_pattern.
-		// The alias's own names win over canonical names sent alongside them.
-		renamed := make(Args, len(args))
-		for k, v := range args {
-			if _, ok := alias.Params[k]; !ok {
-				renamed[k] = v
-			}
-		}
-		for k, v := range args {
-			if to, ok := alias.Params[k]; ok {
-				renamed[to] = v
-			}
-		}
-		args = renamed
-		if alias.Rewrite != nil {
-			alias.Rewrite(args)
-		}
+		args = alias.rename(args)
 	}
 	props := e.spec.Parameters.Properties
 	// file_path is the Python and TypeScript specs' name for path, in every file tool.
@@ -366,6 +350,46 @@ func (r *Registry) prepare(name string, raw json.RawMessage) (*Call, *Error) {
 		args["path"] = v
 		delete(args, "file_path")
 	}
+	if unknown := resolveParams(args, props, synonyms); len(unknown) > 0 {
+		return nil, unknownParams(canonical, name, unknown, props)
+	}
+	for k, d := range defaults {
+		if _, set := args[k]; !set {
+			args[k] = d
+		}
+	}
+	if problems := e.spec.Parameters.Validate(map[string]any(args)); len(problems) > 0 {
+		return nil, Errorf(CodeInvalidArgument, "Check the parameter types and required fields in the tool's schema.",
+			"Invalid arguments for %s: %s", canonical, strings.Join(problems, "; "))
+	}
+	return &Call{Name: name, Tool: canonical, Args: args, tool: e.tool}, nil
+}
+
+// rename applies the alias's parameter names all at once (search_code maps
+// query->pattern and pattern->file_pattern) and its rewrite. The alias's own names win
+// over canonical names sent alongside them.
+func (alias *Alias) rename(args Args) Args {
+	renamed := make(Args, len(args))
+	for k, v := range args {
+		if _, ok := alias.Params[k]; !ok {
+			renamed[k] = v
+		}
+	}
+	for k, v := range args {
+		if to, ok := alias.Params[k]; ok {
+			renamed[to] = v
+		}
+	}
+	if alias.Rewrite != nil {
+		alias.Rewrite(renamed)
+	}
+	return renamed
+}
+
+// resolveParams renames synonyms and camelCase names to the tool's parameters, drops nulls
+// ("not given") and coerces values to their schema's type, in place. It returns the
+// names the tool does not take.
+func resolveParams(args Args, props map[string]*Schema, synonyms map[string]string) []string {
 	var unknown []string
 	for k, v := range args {
 		p, known := props[k]
@@ -390,19 +414,7 @@ func (r *Registry) prepare(name string, raw json.RawMessage) (*Call, *Error) {
 		}
 		args[k] = coerce(p, v)
 	}
-	if len(unknown) > 0 {
-		return nil, unknownParams(canonical, name, unknown, props)
-	}
-	for k, d := range defaults {
-		if _, set := args[k]; !set {
-			args[k] = d
-		}
-	}
-	if problems := e.spec.Parameters.Validate(map[string]any(args)); len(problems) > 0 {
-		return nil, Errorf(CodeInvalidArgument, "Check the parameter types and required fields in the tool's schema.",
-			"Invalid arguments for %s: %s", canonical, strings.Join(problems, "; "))
-	}
-	return &Call{Name: name, Tool: canonical, Args: args, tool: e.tool}, nil
+	return unknown
 }
 
 // unknownParams names the parameters a tool does not take and the ones it does.

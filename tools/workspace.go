@@ -51,10 +51,10 @@ type Workspace struct {
 
 // Limits are per-command resource limits. Zero means "use the default".
 type Limits struct {
-	CPUSeconds int `json:"cpu_seconds,omitempty" yaml:"cpu_seconds"`
-	MemoryMB   int `json:"memory_mb,omitempty" yaml:"memory_mb"`
-	FileSizeMB int `json:"file_size_mb,omitempty" yaml:"file_size_mb"`
-	Processes  int `json:"processes,omitempty" yaml:"processes"`
+	CPUSeconds int `json:"cpu_seconds,omitempty" yaml:"cpu_seconds" jsonschema_description:"CPU time in seconds."`
+	MemoryMB   int `json:"memory_mb,omitempty" yaml:"memory_mb" jsonschema_description:"Address space in MiB."`
+	FileSizeMB int `json:"file_size_mb,omitempty" yaml:"file_size_mb" jsonschema_description:"Largest file a command may write, in MiB."`
+	Processes  int `json:"processes,omitempty" yaml:"processes" jsonschema_description:"Number of processes."`
 }
 
 // CommandWrapper rewrites a prepared command so that it runs confined (a sandbox).

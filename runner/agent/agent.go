@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -39,7 +38,7 @@ type Decider interface {
 
 // Recorder receives the loop's events; the transcript writer implements it.
 type Recorder interface {
-	Write(typ string, step int, data any) error
+	Write(step int, data transcript.Payload) error
 }
 
 // Config is everything one run of the loop needs.
@@ -97,7 +96,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			return out
 		}
 		step := out.Steps + 1
-		if err := cfg.Record.Write(transcript.TypeRequest, step, transcript.Request{Messages: len(msgs), Last: msgs[len(msgs)-1].Role}); err != nil {
+		if err := cfg.Record.Write(step, transcript.Request{Messages: len(msgs), Last: msgs[len(msgs)-1].Role}); err != nil {
 			return out.fail(err)
 		}
 		start := now()
@@ -105,7 +104,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		took := now().Sub(start)
 		out.ModelTime += took
 		if err != nil {
-			_ = cfg.Record.Write(transcript.TypeModelErr, step, transcript.ModelError{Error: err.Error(), DurationMS: ms(took)})
+			_ = cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), DurationMS: ms(took)})
 			if stop, ok := contextStop(ctx); ok {
 				out.Stop = stop
 				return out
@@ -115,7 +114,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		out.Steps = step
 		out.Usage.Add(resp.Usage)
 		out.MaxPrompt = max(out.MaxPrompt, resp.Usage.PromptTokens)
-		if err := cfg.Record.Write(transcript.TypeResponse, step, transcript.Response{
+		if err := cfg.Record.Write(step, transcript.Response{
 			Content: resp.Content, ToolCalls: resp.ToolCalls, Usage: resp.Usage,
 			DurationMS: ms(took), TokPerSec: resp.Usage.TokensPerSecond(),
 		}); err != nil {
@@ -130,7 +129,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 				return out
 			}
 			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: reminder})
-			if err := cfg.Record.Write(transcript.TypeReminder, step, transcript.Reminder{Content: reminder}); err != nil {
+			if err := cfg.Record.Write(step, transcript.Reminder{Content: reminder}); err != nil {
 				return out.fail(err)
 			}
 			continue
@@ -178,7 +177,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 		rec.Tool = prepared.Tool
 		rec.Args = policy.CanonicalArgs(prepared.Args)
 		decision := cfg.Policy.Decide(ctx, prepared, cfg.Work)
-		if err := cfg.Record.Write(transcript.TypeDecision, step, transcript.Decision{ID: tc.ID, Tool: prepared.Tool, Decision: decision}); err != nil {
+		if err := cfg.Record.Write(step, transcript.Decision{ID: tc.ID, Tool: prepared.Tool, Decision: decision}); err != nil {
 			return rec, res, false, err
 		}
 		if !decision.Allowed {
@@ -195,7 +194,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 		res.ExecutionTimeMS = took.Milliseconds()
 	}
 	rec.Success = res.Success
-	if err := cfg.Record.Write(transcript.TypeToolCall, step, transcript.ToolCall{
+	if err := cfg.Record.Write(step, transcript.ToolCall{
 		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: res, DurationMS: ms(took),
 	}); err != nil {
 		return rec, res, false, err
@@ -210,14 +209,14 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 func withRetryEvents(ctx context.Context, rec Recorder, step int) context.Context {
 	return retry.WithNotify(ctx, func(ev retry.Event) {
 		// A failed write fails the next event the loop writes, which ends the run.
-		_ = rec.Write(transcript.TypeRetry, step, transcript.Retry{Attempt: ev.Attempt, Error: ev.Err.Error(), WaitMS: ms(ev.Delay)})
+		_ = rec.Write(step, transcript.Retry{Attempt: ev.Attempt, Error: ev.Err.Error(), WaitMS: ms(ev.Delay)})
 	})
 }
 
 // modelError names the model in a step's failure, unless the error already does (the
 // retry wrapper's errors start "model NAME: ").
 func modelError(name string, err error) error {
-	if strings.HasPrefix(err.Error(), "model "+name+": ") {
+	if retry.Names(err, name) {
 		return err
 	}
 	return fmt.Errorf("model %s: %w", name, err)
@@ -296,4 +295,4 @@ func (allowAll) Decide(context.Context, *tools.Call, *tools.Workspace) policy.De
 // discard records nothing.
 type discard struct{}
 
-func (discard) Write(string, int, any) error { return nil }
+func (discard) Write(int, transcript.Payload) error { return nil }

@@ -72,10 +72,10 @@ type events struct {
 	data  []any
 }
 
-func (e *events) Write(typ string, step int, data any) error {
+func (e *events) Write(step int, data transcript.Payload) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.typs = append(e.typs, typ)
+	e.typs = append(e.typs, data.Type())
 	e.steps = append(e.steps, step)
 	e.data = append(e.data, data)
 	return nil

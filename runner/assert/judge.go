@@ -25,7 +25,7 @@ type JudgeEnv struct {
 	// Prompt is the task's prompt, shown to the judge.
 	Prompt string
 	// Record writes a transcript event; nil records nothing.
-	Record func(typ string, data any)
+	Record func(data transcript.Payload)
 }
 
 // Limits on what the judge reads of the workspace, so its prompt fits a context window.
@@ -107,7 +107,7 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 			event.Error = r.Message
 		}
 		if run.Judge.Record != nil {
-			run.Judge.Record(transcript.TypeJudge, event)
+			run.Judge.Record(event)
 		}
 	}()
 	var texts []string

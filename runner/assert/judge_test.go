@@ -30,8 +30,8 @@ func judgeRun(t *testing.T, srv *fakellm.Server, events *[]transcript.Judge) *Ru
 				return ""
 			}})
 		},
-		Record: func(typ string, data any) {
-			assert.Equal(t, typ, transcript.TypeJudge)
+		Record: func(data transcript.Payload) {
+			assert.Equal(t, data.Type(), transcript.TypeJudge)
 			*events = append(*events, data.(transcript.Judge))
 		},
 	}

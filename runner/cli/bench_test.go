@@ -31,7 +31,7 @@ func TestBenchOptionsCheck(t *testing.T) {
 		{BenchOptions{Paths: []string{"s/"}, Models: []string{"qwen3"}, Parallel: 1, Repeat: 1}, "has no provider"},
 		{BenchOptions{Paths: []string{"s/"}, Models: []string{"oracle"}, Parallel: 1, Repeat: 0}, "--repeat must be at least 1"},
 		{BenchOptions{Paths: []string{"s/"}, Models: []string{"oracle"}, Parallel: 1, Repeat: 1, BudgetTokens: -1}, "budgets not negative"},
-		{BenchOptions{Paths: []string{"s/"}, Models: []string{"oracle"}, Parallel: 1, Repeat: 1, ScenarioOptions: ScenarioOptions{Sandbox: "docker"}}, `bench: --sandbox "docker"`},
+		{BenchOptions{Paths: []string{"s/"}, Models: []string{"oracle"}, Parallel: 1, Repeat: 1, ScenarioOptions: ScenarioOptions{Sandbox: "docker"}}, `bench: --sandbox: unknown sandbox mode "docker"`},
 	} {
 		err := tc.o.Check()
 		assert.Assert(t, is.ErrorContains(err, tc.want))

@@ -264,8 +264,8 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{[]string{"run"}, "no task files given"},
 		{runArgs(t.TempDir(), pass, "--parallel", "0"), "--parallel and --repeat must be at least 1"},
-		{runArgs(t.TempDir(), pass, "--approval", "sometimes"), `--approval "sometimes"`},
-		{[]string{"run", pass, "--sandbox", "jail"}, `--sandbox "jail"`},
+		{runArgs(t.TempDir(), pass, "--approval", "sometimes"), `--approval: unknown approval mode "sometimes"`},
+		{[]string{"run", pass, "--sandbox", "jail"}, `--sandbox: unknown sandbox mode "jail"`},
 		{runArgs(t.TempDir(), pass, "--filter", "nomatch"), "matches no scenario"},
 		{runArgs(t.TempDir(), pass, "--filter", "("), "--filter"},
 		{runArgs(t.TempDir(), filepath.Join(dir, "missing.yaml")), "missing.yaml"},

@@ -21,6 +21,7 @@ type MergeOptions struct {
 }
 
 func mergeCommand(stdio IO) *cli.Command {
+	o := &MergeOptions{IO: stdio}
 	return &cli.Command{
 		Name:      "merge",
 		Usage:     "merge the results of shards or resumed runs into one report, as one run would have written it",
@@ -29,11 +30,12 @@ func mergeCommand(stdio IO) *cli.Command {
 			"Example, after downloading every shard's runner-out artifact into shards/:\n" +
 			"   runner merge shards/ --junit junit.xml --json report.json",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "junit", Usage: "write a JUnit XML report to `FILE`"},
-			&cli.StringFlag{Name: "json", Usage: "write a JSON report to `FILE`"},
+			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
+			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},
 		},
 		Action: func(c *cli.Context) error {
-			return Merge(MergeOptions{Paths: c.Args().Slice(), JUnit: c.String("junit"), JSON: c.String("json"), IO: stdio})
+			o.Paths = c.Args().Slice()
+			return Merge(*o)
 		},
 	}
 }

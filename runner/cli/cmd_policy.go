@@ -25,6 +25,7 @@ type PolicyCheckOptions struct {
 }
 
 func policyCommand(stdio IO) *cli.Command {
+	o := &PolicyCheckOptions{IO: stdio}
 	return &cli.Command{
 		Name:  "policy",
 		Usage: "inspect approval policies",
@@ -33,19 +34,17 @@ func policyCommand(stdio IO) *cli.Command {
 			Usage:     "print how a task's policy decides one call, and the rule that decided (exit 0 allowed, 1 denied, 2 usage)",
 			ArgsUsage: "TASK",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "tool", Aliases: []string{"t"}, Required: true, Usage: "tool name or alias"},
-				&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Value: "{}", Usage: "the arguments as a JSON object"},
-				&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "decide as if in this workspace (default: an empty one)"},
-				&cli.BoolFlag{Name: "json", Usage: "print the decision as JSON"},
+				&cli.StringFlag{Name: "tool", Aliases: []string{"t"}, Destination: &o.Tool, Required: true, Usage: "tool name or alias"},
+				&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Destination: &o.Args, Value: "{}", Usage: "the arguments as a JSON object"},
+				&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Destination: &o.Workspace, Usage: "decide as if in this workspace (default: an empty one)"},
+				&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "print the decision as JSON"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return usageError("policy check: want exactly one task file, got %d", c.NArg())
 				}
-				return PolicyCheck(c.Context, PolicyCheckOptions{
-					Task: c.Args().First(), Tool: c.String("tool"), Args: c.String("args"),
-					Workspace: c.String("workspace"), JSON: c.Bool("json"), IO: stdio,
-				})
+				o.Task = c.Args().First()
+				return PolicyCheck(c.Context, *o)
 			},
 		}},
 	}

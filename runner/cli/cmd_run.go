@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // DefaultModel runs the tasks' reference solutions: it needs no model server.
@@ -78,8 +80,8 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.IntFlag{Name: "max-steps", Destination: &o.MaxSteps, Usage: "`N` steps at most, for every task", DefaultText: "the task's"},
 		&cli.DurationFlag{Name: "timeout", Destination: &o.Timeout, Usage: "`DURATION` (90s, 5m) for every task", DefaultText: "the task's"},
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
-		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: auto, read-only, rules or ask", DefaultText: "the task's"},
-		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: auto, bwrap, landlock or none", DefaultText: "the task's"},
+		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
+		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -89,15 +91,11 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 
 // check reports the first shared flag value that cannot work, as a usage error of verb.
 func (o *ScenarioOptions) check(verb string) error {
-	switch o.Approval {
-	case "", task.ModeAuto, task.ModeReadOnly, task.ModeRules, task.ModeAsk:
-	default:
-		return usageError("%s: --approval %q: want auto, read-only, rules or ask", verb, o.Approval)
+	if err := task.CheckApprovalMode(o.Approval); err != nil {
+		return usageError("%s: --approval: %v", verb, err)
 	}
-	switch o.Sandbox {
-	case "", "auto", "bwrap", "landlock", "none":
-	default:
-		return usageError("%s: --sandbox %q: want auto, bwrap, landlock or none", verb, o.Sandbox)
+	if err := sandbox.CheckMode(o.Sandbox); err != nil {
+		return usageError("%s: --sandbox: %v", verb, err)
 	}
 	return o.CaseOptions.check(verb)
 }
@@ -122,7 +120,7 @@ func runCommand(stdio IO) *cli.Command {
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: examplesHelp + "\n\n" + envHelp,
 		Flags: append(append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (ollama, openai, openai-responses, anthropic, gemini, replay:DIR, oracle; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
+			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Known, ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
 			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
 			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
 			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},

@@ -50,7 +50,7 @@ func toolCommand(stdio IO) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Destination: &o.Workspace, Value: ".", Usage: "the workspace directory"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Destination: &args, Usage: "the arguments as a JSON object (or give them after NAME)"},
-			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: "auto", Usage: "confine commands: auto, bwrap, landlock or none"},
+			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: "auto", Usage: "confine commands: " + sandbox.ModeChoices()},
 			&cli.StringFlag{Name: "approval", Destination: &o.Approval, Value: toolApprovalAgent, Usage: "agent (the built-in command rules and dynamic approval, as in a task), " +
 				"read-only, or auto (you approve the call: no rules)"},
 			&cli.BoolFlag{Name: "network", Destination: &o.Network, Usage: "let sandboxed commands and fetch_webpage reach the network, as network: true does"},
@@ -101,10 +101,8 @@ func (o *ToolOptions) Check(reg *tools.Registry) (mode string, err error) {
 	default:
 		return "", usageError("tool: --approval %q: want agent, read-only or auto", o.Approval)
 	}
-	switch o.Sandbox {
-	case "", sandbox.ModeAuto, sandbox.ModeBwrap, sandbox.ModeLandlock, sandbox.ModeNone:
-	default:
-		return "", usageError("tool: sandbox: unknown sandbox mode %q (want auto, bwrap, landlock or none)", o.Sandbox)
+	if err := sandbox.CheckMode(o.Sandbox); err != nil {
+		return "", usageError("tool: sandbox: %v", err)
 	}
 	if info, err := os.Stat(o.Workspace); err != nil || !info.IsDir() {
 		return "", usageError("tool: --workspace %s is not a directory", o.Workspace)

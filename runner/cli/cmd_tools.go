@@ -23,15 +23,17 @@ type ToolsOptions struct {
 }
 
 func toolsCommand(stdio IO) *cli.Command {
+	o := &ToolsOptions{IO: stdio}
 	return &cli.Command{
 		Name:      "tools",
 		Usage:     "print the tool catalog, as text, JSON or a provider's tool definitions",
 		ArgsUsage: "[NAME...]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, json, openai, anthropic, gemini or ollama"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Destination: &o.Format, Value: "text", Usage: "text, json, openai, anthropic, gemini or ollama"},
 		},
 		Action: func(c *cli.Context) error {
-			return PrintTools(ToolsOptions{Format: c.String("format"), Names: c.Args().Slice(), IO: stdio})
+			o.Names = c.Args().Slice()
+			return PrintTools(*o)
 		},
 	}
 }

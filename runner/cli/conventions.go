@@ -7,15 +7,13 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/agentrunner/runner/runner/model/providers"
 )
 
-// envHelp lists the environment variables runner reads, for --help.
-const envHelp = `Environment:
-   OPENAI_BASE_URL      OpenAI-compatible server for openai:NAME (default https://api.openai.com/v1)
-   OPENAI_API_KEY       its key (may be empty for local servers); also for openai-responses:NAME
-   OLLAMA_HOST          Ollama server for ollama:NAME (default 127.0.0.1:11434)
-   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL  for anthropic:NAME (default https://api.anthropic.com)
-   GEMINI_API_KEY (or GOOGLE_API_KEY), GEMINI_BASE_URL  for gemini:NAME
+// envHelp lists the environment variables runner reads, for --help: the providers' from
+// their registry, then runner's own.
+var envHelp = "Environment:\n" + providers.EnvHelp("   ") + `
    RUNNER_PROBE_CACHE=off  probe the sandbox on every start (see README: Sandbox)
    RUNNER_SEARCH_URL    SearXNG-style JSON endpoint for web_search
    RUNNER_FETCH_ALLOW_HOSTS  comma-separated hosts fetch_webpage may reach

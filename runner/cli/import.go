@@ -24,6 +24,7 @@ func importCommand(stdio IO) *cli.Command {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var out string
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "convert benchmark task directories (" + strings.Join(names, ", ") + ") into runner task files",
@@ -32,7 +33,7 @@ func importCommand(stdio IO) *cli.Command {
 			"files with per-test results, and its solution as the reference. What cannot be carried over is listed per task.\n" +
 			"Exit codes: 0 every task converted; 1 some were skipped; 2 usage error.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "imported", Usage: "directory for the task files"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Destination: &out, Value: "imported", Usage: "directory for the task files"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -42,7 +43,7 @@ func importCommand(stdio IO) *cli.Command {
 			if !ok {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("import: unknown format %q; known: %s", c.Args().Get(0), strings.Join(names, ", "))}
 			}
-			outcomes, err := importer.Import(f, c.Args().Get(1), c.String("out"), stdio.Stdout)
+			outcomes, err := importer.Import(f, c.Args().Get(1), out, stdio.Stdout)
 			if err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}

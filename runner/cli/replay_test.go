@@ -32,7 +32,7 @@ func TestRecordReplayFlags(t *testing.T) {
 	}{
 		{[]string{"--replay", filepath.Join(dir, "none")}, "holds no recordings"},
 		{[]string{"--model", "replay:" + cassette, "--record", t.TempDir()}, "--record cannot be combined with a replay"},
-		{[]string{"--tool-call-parser", "xml"}, `--tool-call-parser "xml": want auto, native, hermes, json, off`},
+		{[]string{"--tool-call-parser", "xml"}, `--tool-call-parser: unknown tool call parser "xml" (want auto, native, hermes, json or off)`},
 	} {
 		code, stdout, stderr := invoke(t, runArgs(t.TempDir(), append([]string{pass}, tc.args...)...)...)
 		assert.Equal(t, code, ExitUsage, "%v: %s%s", tc.args, stdout, stderr)

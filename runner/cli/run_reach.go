@@ -22,14 +22,14 @@ func (o *ReachOptions) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "record", Destination: &o.Record, Usage: "store every model response in the cassette `DIR`"},
 		&cli.StringFlag{Name: "replay", Destination: &o.Replay, Usage: "answer every model request from the cassette `DIR` (no server)"},
-		&cli.StringFlag{Name: "tool-call-parser", Destination: &o.ToolCallParser, Usage: "read tool calls written as text: `MODE` auto, native, hermes, json or off", DefaultText: "the task's, else auto for ollama"},
+		&cli.StringFlag{Name: "tool-call-parser", Destination: &o.ToolCallParser, Usage: "read tool calls written as text: `MODE` " + textcall.Choices(), DefaultText: "the task's, else auto for ollama"},
 	}
 }
 
 // check reports a flag value that cannot work with the run's --model, as a usage error.
 func (o ReachOptions) check(model string) error {
-	if !textcall.Valid(o.ToolCallParser) {
-		return usageError("run: --tool-call-parser %q: want %s", o.ToolCallParser, strings.Join(textcall.Modes, ", "))
+	if err := textcall.Check(o.ToolCallParser); err != nil {
+		return usageError("run: --tool-call-parser: %v", err)
 	}
 	if o.Record != "" && (o.Replay != "" || strings.HasPrefix(strings.ToLower(model), "replay:")) {
 		return usageError("run: --record cannot be combined with a replay")

@@ -43,11 +43,11 @@ type ToolCall struct {
 
 // Options are sampling options from the task file. Providers map what they support.
 type Options struct {
-	Temperature *float64 `json:"temperature,omitempty"`
-	Seed        *int     `json:"seed,omitempty"`
-	NumCtx      int      `json:"num_ctx,omitempty"`
-	MaxTokens   int      `json:"max_tokens,omitempty"`
-	TopP        *float64 `json:"top_p,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty" jsonschema_description:"Sampling temperature; 0 for the most deterministic answers."`
+	Seed        *int     `json:"seed,omitempty" jsonschema_description:"Random seed, for reproducible sampling where the provider supports it."`
+	NumCtx      int      `json:"num_ctx,omitempty" jsonschema_description:"Context window in tokens (Ollama's num_ctx)."`
+	MaxTokens   int      `json:"max_tokens,omitempty" jsonschema_description:"Upper bound on tokens generated per response."`
+	TopP        *float64 `json:"top_p,omitempty" jsonschema_description:"Nucleus sampling probability mass."`
 }
 
 // Request is one step's input: the whole conversation and the tools on offer.

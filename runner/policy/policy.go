@@ -115,12 +115,11 @@ func New(a task.Approval, commandRules []task.CommandRule, opts Options) (*Polic
 	}
 	p := &Policy{mode: a.Mode, opts: opts}
 	var errs []error
-	switch a.Mode {
-	case "":
+	if a.Mode == "" {
 		p.mode = task.ModeAuto
-	case task.ModeAuto, task.ModeReadOnly, task.ModeRules, task.ModeAsk:
-	default:
-		errs = append(errs, fmt.Errorf("approval.mode %q: want auto, read-only, rules or ask", a.Mode))
+	}
+	if err := task.CheckApprovalMode(a.Mode); err != nil {
+		errs = append(errs, fmt.Errorf("approval.mode: %w", err))
 	}
 	switch a.Default {
 	case "":

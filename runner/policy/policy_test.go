@@ -158,7 +158,7 @@ func TestNewErrors(t *testing.T) {
 		cmd      []task.CommandRule
 		want     string
 	}{
-		{task.Approval{Mode: "yolo"}, nil, `approval.mode "yolo"`},
+		{task.Approval{Mode: "yolo"}, nil, `approval.mode: unknown approval mode "yolo" (want auto, read-only, rules or ask)`},
 		{task.Approval{Mode: "rules", Default: "maybe"}, nil, `approval.default "maybe"`},
 		{task.Approval{Mode: "rules", Rules: []task.Rule{{Tool: "x", Action: "permit"}}}, nil, `approval.rules[0]: action "permit"`},
 		{task.Approval{Mode: "rules", Rules: []task.Rule{{Match: "(", Action: "allow"}}}, nil, `approval.rules[0]: match "("`},

@@ -13,18 +13,20 @@ import (
 // field is renamed or removed; added fields keep it.
 const JSONSchemaVersion = 1
 
-// jsonReport is the JSON report: the run's scenarios as result.Scenario records (the
-// same shape as each scenario's result.json, so reports can be merged) plus totals.
-type jsonReport struct {
+// JSONReport is the JSON report (runner run --json): the run's scenarios as
+// result.Scenario records (the same shape as each scenario's result.json, so reports can
+// be merged) plus totals. Its schema is `runner schema report`.
+type JSONReport struct {
 	SchemaVersion int               `json:"schema_version"`
 	RunnerVersion string            `json:"runner_version"`
 	Started       time.Time         `json:"started"`
 	Duration      time.Duration     `json:"duration_ns"`
-	Totals        jsonTotals        `json:"totals"`
+	Totals        JSONTotals        `json:"totals"`
 	Scenarios     []result.Scenario `json:"scenarios"`
 }
 
-type jsonTotals struct {
+// JSONTotals are the run's totals in the JSON report.
+type JSONTotals struct {
 	Scenarios        int           `json:"scenarios"`
 	Passed           int           `json:"passed"`
 	Failed           int           `json:"failed"`
@@ -42,7 +44,7 @@ type jsonTotals struct {
 // WriteJSON writes the JSON report of a run. Invalid UTF-8 in model text becomes
 // U+FFFD and control characters are escaped, so the report is always valid JSON.
 func WriteJSON(w io.Writer, run result.Run) error {
-	rep := jsonReport{
+	rep := JSONReport{
 		SchemaVersion: JSONSchemaVersion,
 		RunnerVersion: runnerVersion(run),
 		Started:       run.Started,

@@ -16,10 +16,10 @@ func TestJSONGolden(t *testing.T) {
 	assert.NilError(t, WriteJSON(&out, fixedRun()))
 	golden.Assert(t, out.String(), "report.golden.json")
 
-	var back jsonReport
+	var back JSONReport
 	assert.NilError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Equal(t, back.SchemaVersion, JSONSchemaVersion)
-	assert.DeepEqual(t, back.Totals, jsonTotals{
+	assert.DeepEqual(t, back.Totals, JSONTotals{
 		Scenarios: 5, Passed: 2, Failed: 2, Errored: 1, Steps: 31, ToolCalls: 32, Denied: 1,
 		PromptTokens: 33200, CompletionTokens: 2940, Duration: fixedRun().Duration,
 	})
@@ -31,7 +31,7 @@ func TestJSONHostileTextStaysValid(t *testing.T) {
 	var out bytes.Buffer
 	assert.NilError(t, WriteJSON(&out, run))
 	assert.Check(t, json.Valid(out.Bytes()))
-	var back jsonReport
+	var back JSONReport
 	assert.NilError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Check(t, back.Scenarios[0].Assertions != nil, "assertions is [] rather than null")
 }

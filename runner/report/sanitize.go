@@ -60,26 +60,10 @@ func skipEscape(s string, i int) int {
 	}
 	switch c := s[i]; {
 	case c == '[': // CSI: parameter and intermediate bytes, then one final byte
-		for i++; i < len(s); i++ {
-			if s[i] >= 0x40 && s[i] <= 0x7e {
-				return i + 1
-			}
-			if s[i] < 0x20 || s[i] > 0x7e {
-				return i // malformed: stop before the stray byte
-			}
-		}
-		return i
+		return skipCSI(s, i+1)
 	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
 		// OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (ESC \).
-		for i++; i < len(s); i++ {
-			if s[i] == 0x07 {
-				return i + 1
-			}
-			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return i
+		return skipString(s, i+1)
 	case c >= 0x20 && c <= 0x2f: // nF sequences such as ESC ( B: intermediates, then a final byte
 		for ; i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f; i++ {
 		}
@@ -89,6 +73,34 @@ func skipEscape(s string, i int) int {
 		return i
 	case c >= 0x30 && c <= 0x7e: // two-byte sequences such as ESC c, ESC 7
 		return i + 1
+	}
+	return i
+}
+
+// skipCSI returns the index just past a control sequence's final byte, whose parameters
+// start at s[i]; a malformed one ends before its stray byte.
+func skipCSI(s string, i int) int {
+	for ; i < len(s); i++ {
+		if s[i] >= 0x40 && s[i] <= 0x7e {
+			return i + 1
+		}
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past a control string starting at s[i], ended by BEL
+// or ST (ESC \), or the end of s.
+func skipString(s string, i int) int {
+	for ; i < len(s); i++ {
+		if s[i] == 0x07 {
+			return i + 1
+		}
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+			return i + 2
+		}
 	}
 	return i
 }

@@ -74,7 +74,7 @@ func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*
 	if err != nil {
 		return nil, err
 	}
-	_ = r.record(transcript.TypeEnvironment, 0, transcript.Environment{
+	_ = r.record(0, transcript.Environment{
 		Engine: e.Name(), Image: image, Container: c.ID(), Workdir: c.Workdir(), VerifyDir: env.VerifyDir,
 		RunID: id, BuildMS: buildTime.Milliseconds(), StartMS: time.Since(began).Milliseconds(),
 	})

@@ -6,6 +6,7 @@ import (
 	"github.com/agentrunner/runner/runner/assert"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/transcript"
 )
 
 // judgeEnv lets judge assertions open their model and write to the transcript.
@@ -13,7 +14,7 @@ func (r *runState) judgeEnv(t *task.Task) *assert.JudgeEnv {
 	return &assert.JudgeEnv{
 		Open:   r.opts.Judge,
 		Prompt: t.Prompt,
-		Record: func(typ string, data any) { _ = r.record(typ, 0, data) },
+		Record: func(data transcript.Payload) { _ = r.record(0, data) },
 	}
 }
 

@@ -29,7 +29,7 @@ func (r *runState) startMCP(ctx context.Context, ws *tools.Workspace, reg *tools
 			}
 			wg.Wait()
 			for i, s := range servers {
-				_ = r.record(transcript.TypeMCP, 0, transcript.MCP{Server: names[i], Stopped: true, Stderr: s.Stderr()})
+				_ = r.record(0, transcript.MCP{Server: names[i], Stopped: true, Stderr: s.Stderr()})
 			}
 		})
 	}
@@ -54,7 +54,7 @@ func (r *runState) startMCP(ctx context.Context, ws *tools.Workspace, reg *tools
 		}
 		byServer[def.Name] = offered
 		all = append(all, s.Tools()...)
-		_ = r.record(transcript.TypeMCP, 0, transcript.MCP{Server: def.Name, Argv: def.Argv, Tools: offered})
+		_ = r.record(0, transcript.MCP{Server: def.Name, Argv: def.Argv, Tools: offered})
 	}
 	full, err := reg.With(all...)
 	if err != nil {

@@ -133,7 +133,7 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if p.system == "" {
 		p.system = agent.DefaultSystemPrompt // what the loop sends; the transcript says so
 	}
-	_ = r.record(transcript.TypeStart, 0, transcript.Start{
+	_ = r.record(0, transcript.Start{
 		FormatVersion: transcript.FormatVersion,
 		Task:          t.Name, File: t.Path, Model: m.Name(), Repeat: repeat, System: p.system, Prompt: t.Prompt,
 		Tools: startTools(t, p.toolset), Options: t.ModelOptions, MaxSteps: p.maxSteps, Timeout: p.timeout.String(),
@@ -177,7 +177,7 @@ func (r *runState) prepareWorkspace(p *prepared) error {
 		p.ws.Sandbox, p.ws.Mount, p.sandbox, r.res.Sandbox = env, env.Workdir(), env, env.Name()
 	}
 	if err := workspace.Populate(ctx, t, dir, r.setupCommand(p.ws), func(s workspace.Step) {
-		_ = r.record(transcript.TypeSetup, 0, s)
+		_ = r.record(0, transcript.Setup(s))
 	}); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}

@@ -33,7 +33,7 @@ type Options struct {
 	Catalog *tools.Registry
 	// Judge opens a judge assertion's model by PROVIDER:MODEL; nil makes judges errors.
 	Judge func(spec string) (model.Model, error)
-	// Sandbox returns the command wrapper for a sandbox mode (auto, bwrap, landlock, none).
+	// Sandbox returns the command wrapper for a sandbox mode (one of sandbox.Modes).
 	Sandbox func(mode string) (tools.CommandWrapper, error)
 	// Approval, when set, overrides every task's approval policy (--approval).
 	Approval *task.Approval
@@ -145,18 +145,18 @@ func (r *runState) errorf(format string, a ...any) {
 }
 
 // Write records a loop event; it makes runState the agent's Recorder.
-func (r *runState) Write(typ string, step int, data any) error {
-	if typ == transcript.TypeResponse {
+func (r *runState) Write(step int, data transcript.Payload) error {
+	if _, ok := data.(transcript.Response); ok {
 		r.steps.Store(int64(step))
 	}
-	return r.record(typ, step, data)
+	return r.record(step, data)
 }
 
-func (r *runState) record(typ string, step int, data any) error {
+func (r *runState) record(step int, data transcript.Payload) error {
 	if r.tr == nil {
 		return nil
 	}
-	return r.tr.Write(typ, step, data)
+	return r.tr.Write(step, data)
 }
 
 // finish writes the end event and result.json, and closes the transcript.
@@ -166,7 +166,7 @@ func (r *runState) finish() {
 	if r.tr == nil {
 		return
 	}
-	_ = r.record(transcript.TypeEnd, r.res.Steps, transcript.End{
+	_ = r.record(r.res.Steps, transcript.End{
 		Status: r.res.Status, Stop: r.res.Stop, Reason: r.res.Reason, Steps: r.res.Steps,
 		DurationMS: r.res.Duration.Milliseconds(),
 	})

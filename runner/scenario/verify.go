@@ -109,7 +109,7 @@ func (r *runState) compare(ctx context.Context, dir string, m *workspace.Manifes
 	if err != nil {
 		return nil, err
 	}
-	_ = r.record(transcript.TypeFilesChanged, 0, fileChanges(c))
+	_ = r.record(0, transcript.FilesChanged(*fileChanges(c)))
 	return &c, nil
 }
 
@@ -138,7 +138,7 @@ func (r *runState) verifyNow(ctx context.Context, env *container.Container, dir 
 	}
 	v.assertions = assert.CheckAll(ctx, r.t.Assert, check)
 	for _, a := range v.assertions {
-		_ = r.record(transcript.TypeAssertion, 0, a)
+		_ = r.record(0, transcript.Assertion(a))
 	}
 	if r.t.Score != nil {
 		score, note := assert.Score(ctx, r.t.Score, check, v.assertions)

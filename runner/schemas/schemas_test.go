@@ -11,7 +11,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
 
+	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 )
@@ -44,7 +46,7 @@ func TestEveryFormatCompiles(t *testing.T) {
 		compile(t, n)
 	}
 	_, err := Get("nope")
-	assert.ErrorContains(t, err, "known: task, bench, result, transcript")
+	assert.ErrorContains(t, err, "known: task, bench, result, report, transcript")
 }
 
 // The transcript schema checks each event's data against its own type's payload.
@@ -53,8 +55,8 @@ func TestTranscriptSchemaChecksPayloads(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	w, err := transcript.Create(path, transcript.Options{NoSync: true})
 	assert.NilError(t, err)
-	assert.NilError(t, w.Write(transcript.TypeStart, 0, transcript.Start{FormatVersion: 1, Task: "x", Tools: []string{"read_file"}}))
-	assert.NilError(t, w.Write(transcript.TypeEnd, 1, transcript.End{Status: result.Passed, Stop: result.StopCompleted, Steps: 1}))
+	assert.NilError(t, w.Write(0, transcript.Start{FormatVersion: 1, Task: "x", Tools: []string{"read_file"}}))
+	assert.NilError(t, w.Write(1, transcript.End{Status: result.Passed, Stop: result.StopCompleted, Steps: 1}))
 	assert.NilError(t, w.Close())
 	events, err := transcript.ReadFile(path)
 	assert.NilError(t, err)
@@ -80,4 +82,39 @@ func TestResultSchema(t *testing.T) {
 	assert.Assert(t, err != nil)
 	assert.Assert(t, is.Contains(err.Error(), "status"))
 	_ = os.Stdout
+}
+
+// TestTaskSchemaIsGenerated fails when the committed task.schema.json (which editors fetch
+// and runner/task embeds) is not what the Go types generate; `go test ./runner/schemas
+// -update` rewrites it.
+func TestTaskSchemaIsGenerated(t *testing.T) {
+	got, err := Task()
+	assert.NilError(t, err)
+	const committed = "../task/task.schema.json"
+	if golden.FlagUpdate() {
+		assert.NilError(t, os.WriteFile(committed, got, 0o644))
+	}
+	want, err := os.ReadFile(committed)
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Equal(got, want), "%s is not what the Go types generate: run go test ./runner/schemas -update", committed)
+	served, err := Get("task")
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Equal(served, want), "runner schema task serves another schema")
+}
+
+// TestReportSchema: what runner run --json writes validates against `runner schema report`,
+// and a report whose totals are not numbers does not.
+func TestReportSchema(t *testing.T) {
+	s := compile(t, "report")
+	var b bytes.Buffer
+	run := result.Run{Started: time.Now(), Duration: time.Second, Scenarios: []result.Scenario{{Name: "a", File: "a.yaml",
+		Model: "oracle", Status: result.Passed, Stop: result.StopCompleted,
+		Assertions: []result.Assertion{{Kind: "completed", Passed: true, Message: "ok"}}}}}
+	assert.NilError(t, report.WriteJSON(&b, run))
+	inst, err := jsonschema.UnmarshalJSON(&b)
+	assert.NilError(t, err)
+	assert.NilError(t, s.Validate(inst))
+	var doc map[string]any
+	assert.NilError(t, json.Unmarshal([]byte(`{"schema_version": 1, "runner_version": "x", "started": "2026-01-01T00:00:00Z", "duration_ns": 1, "totals": {"scenarios": "one"}, "scenarios": []}`), &doc))
+	assert.Assert(t, s.Validate(doc) != nil, "totals.scenarios as a string must not validate")
 }

@@ -10,19 +10,62 @@ import (
 // DefaultCommandTimeout bounds a command assertion that sets no timeout.
 const DefaultCommandTimeout = 60 * time.Second
 
-// AssertionKinds lists every assertion kind, in the order of the documentation.
-var AssertionKinds = []string{
-	KindCompleted, KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches,
-	KindFileEquals, KindCommand, KindToolCalled, KindToolNotCalled, KindStepsAtMost,
-	KindSummaryMatches, KindDeniedAtMost, KindJudge,
+// AssertionKind is one row of the registry of assertion kinds: the key of an assert:
+// entry, the line the schema shows, how its value is written, and its decoder. The
+// checker is the kind's row in runner/assert; a new kind is its files plus one row each.
+type AssertionKind struct {
+	Name string
+	Doc  string
+	// Spec is a zero value of a struct kind's Spec type, which the schema describes field
+	// by field (a Go name or scalar alone becomes a oneOf). Schema is the JSON Schema of a
+	// scalar kind's value.
+	Spec   any
+	Schema string
+	decode func(l *loader, n ast.Node, f string) (any, bool)
 }
 
+// Kinds are the assertion kinds, in the order of the documentation.
+var Kinds = []AssertionKind{
+	{Name: KindCompleted, Doc: "Whether task_complete was called (true) or not (false).", Schema: `{"type": "boolean"}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.boolean(n, f) }},
+	{Name: KindFileExists, Doc: "This file exists at the end.", Schema: `{"$ref": "#/$defs/path"}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.wsPath(n, f) }},
+	{Name: KindFileAbsent, Doc: "This file does not exist at the end.", Schema: `{"$ref": "#/$defs/path"}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.wsPath(n, f) }},
+	{Name: KindFileContains, Doc: "A file contains a substring.", Spec: FileContains{}, decode: (*loader).fileContains},
+	{Name: KindFileMatches, Doc: "A file matches a regex.", Spec: FileMatches{}, decode: (*loader).fileMatches},
+	{Name: KindFileEquals, Doc: "A file's exact content.", Spec: FileEquals{}, decode: (*loader).fileEquals},
+	{Name: KindCommand, Doc: "A shell command run in the final workspace (after verify files are added).", Spec: CommandCheck{},
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.command(n, f) }},
+	{Name: KindToolCalled, Doc: "A tool was executed (denied calls do not count): a name, or a block.", Spec: ToolCalled{},
+		Schema: `{"$ref": "#/$defs/toolName"}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.toolCalled(n, f) }},
+	{Name: KindToolNotCalled, Doc: "This tool was never executed.", Schema: `{"$ref": "#/$defs/toolName"}`, decode: (*loader).toolNotCalled},
+	{Name: KindStepsAtMost, Doc: "The agent finished within this many steps (model responses).", Schema: `{"type": "integer", "minimum": 1}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.atLeast(n, f, 1) }},
+	{Name: KindSummaryMatches, Doc: "The task_complete summary matches this regex.", Schema: `{"$ref": "#/$defs/regex"}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.regex(n, f) }},
+	{Name: KindDeniedAtMost, Doc: "At most this many calls were denied by the approval policy or command rules.", Schema: `{"type": "integer", "minimum": 0}`,
+		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.atLeast(n, f, 0) }},
+	{Name: KindJudge, Doc: "A model grades the work against the rubric, seeing the task's prompt, the files named and the agent's summary, and answers through a verdict tool call (score 0..1, reasoning). Passes when score >= min_score. The judge's own failures (unreachable, no verdict) are scenario errors; its tokens are counted apart (judge_usage).",
+		Spec: Judge{}, decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.judge(n, f) }},
+}
+
+// AssertionKinds lists the names of Kinds, in order.
+var AssertionKinds = func() []string {
+	out := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		out[i] = k.Name
+	}
+	return out
+}()
+
 var (
-	fileContainsFields = []string{"path", "text"}
-	fileMatchesFields  = []string{"path", "regex"}
-	fileEqualsFields   = []string{"path", "content"}
-	commandFields      = []string{"run", "exit_code", "stdout_contains", "timeout", "junit", "format"}
-	toolCalledFields   = []string{"name", "args_match", "min", "max"}
+	fileContainsFields = keysOf(FileContains{})
+	fileMatchesFields  = keysOf(FileMatches{})
+	fileEqualsFields   = keysOf(FileEquals{})
+	commandFields      = keysOf(CommandCheck{})
+	toolCalledFields   = keysOf(ToolCalled{})
 )
 
 // single decodes a single-key mapping such as `- file_exists: out.txt` or
@@ -89,55 +132,49 @@ func (l *loader) assertions(n ast.Node, field string) {
 
 // assertion decodes one kind's value into its Spec type.
 func (l *loader) assertion(kind string, n ast.Node, f string) (any, bool) {
-	d := l.d
-	switch kind {
-	case KindCompleted:
-		return d.boolean(n, f)
-	case KindFileExists, KindFileAbsent:
-		return l.wsPath(n, f)
-	case KindStepsAtMost:
-		return d.atLeast(n, f, 1)
-	case KindDeniedAtMost:
-		return d.atLeast(n, f, 0)
-	case KindSummaryMatches:
-		return d.regex(n, f)
-	case KindToolNotCalled:
-		name, ok := d.nonEmpty(n, f)
-		if !ok {
-			return "", false
+	for _, k := range Kinds {
+		if k.Name == kind {
+			return k.decode(l, n, f)
 		}
-		return l.tool(n, f, name)
-	case KindFileContains:
-		var s FileContains
-		ok := l.fields(n, f, fileContainsFields, []string{"path", "text"}, func(e entry, f string) bool {
-			return l.fileField(e, f, &s.Path, &s.Text, "text")
-		})
-		return s, ok
-	case KindFileMatches:
-		var s FileMatches
-		ok := l.fields(n, f, fileMatchesFields, []string{"path", "regex"}, func(e entry, f string) bool {
-			if e.key == "regex" {
-				var ok bool
-				s.Regex, ok = d.regex(e.value, f)
-				return ok
-			}
-			return l.fileField(e, f, &s.Path, nil, "")
-		})
-		return s, ok
-	case KindFileEquals:
-		var s FileEquals
-		ok := l.fields(n, f, fileEqualsFields, []string{"path", "content"}, func(e entry, f string) bool {
-			return l.fileField(e, f, &s.Path, &s.Content, "content")
-		})
-		return s, ok
-	case KindCommand:
-		return l.command(n, f)
-	case KindToolCalled:
-		return l.toolCalled(n, f)
-	case KindJudge:
-		return l.judge(n, f)
 	}
-	panic("task: unhandled assertion kind " + kind) // AssertionKinds and this switch disagree
+	panic("task: unhandled assertion kind " + kind) // the caller checked AssertionKinds
+}
+
+func (l *loader) toolNotCalled(n ast.Node, f string) (any, bool) {
+	name, ok := l.d.nonEmpty(n, f)
+	if !ok {
+		return "", false
+	}
+	return l.tool(n, f, name)
+}
+
+func (l *loader) fileContains(n ast.Node, f string) (any, bool) {
+	var s FileContains
+	ok := l.fields(n, f, fileContainsFields, []string{"path", "text"}, func(e entry, f string) bool {
+		return l.fileField(e, f, &s.Path, &s.Text, "text")
+	})
+	return s, ok
+}
+
+func (l *loader) fileMatches(n ast.Node, f string) (any, bool) {
+	var s FileMatches
+	ok := l.fields(n, f, fileMatchesFields, []string{"path", "regex"}, func(e entry, f string) bool {
+		if e.key == "regex" {
+			var ok bool
+			s.Regex, ok = l.d.regex(e.value, f)
+			return ok
+		}
+		return l.fileField(e, f, &s.Path, nil, "")
+	})
+	return s, ok
+}
+
+func (l *loader) fileEquals(n ast.Node, f string) (any, bool) {
+	var s FileEquals
+	ok := l.fields(n, f, fileEqualsFields, []string{"path", "content"}, func(e entry, f string) bool {
+		return l.fileField(e, f, &s.Path, &s.Content, "content")
+	})
+	return s, ok
 }
 
 // fields decodes an object with required keys; fn reports whether each value was valid.

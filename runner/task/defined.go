@@ -15,16 +15,16 @@ import (
 // ToolDef is a tool the task file brings (tools_defined): a shell command the agent can
 // call like any built-in tool. See tools/command.
 type ToolDef struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters,omitempty"`
-	Command     string         `json:"command"`
+	Name        string         `json:"name" jsonschema:"required,pattern=^[a-zA-Z0-9_-]{1\\,64}$" jsonschema_description:"The tool's name as the model sees it: letters, digits, _ and -, at most 64; it must not clash with a built-in tool or contain __ (reserved for MCP tools)."`
+	Description string         `json:"description,omitempty" jsonschema_description:"What the tool does and when to use it, written for the model."`
+	Parameters  map[string]any `json:"parameters,omitempty" jsonschema_description:"The JSON Schema of the arguments (type: object). Default: no parameters." jsonschema_extras:"use=parameters"`
+	Command     string         `json:"command" jsonschema:"required,minLength=1" jsonschema_description:"A shell command line, run with sh -c at the workspace root under the task's sandbox, env and limits."`
 	// Risk is read_only, safe_write or dangerous (the default).
-	Risk    string        `json:"risk,omitempty"`
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Risk    string        `json:"risk,omitempty" jsonschema_description:"What the approval policy sees (read-only mode runs only read_only tools). Default: dangerous." jsonschema_extras:"use=risk"`
+	Timeout time.Duration `json:"timeout,omitempty" jsonschema_description:"Time limit of each call, at most 300s; the command and everything it started are killed. Default: 30s."`
 	// Dir is the task file's directory (absolute): the command reads it as TASK_DIR.
-	Dir string   `json:"dir"`
-	Pos Position `json:"pos"`
+	Dir string   `json:"dir" jsonschema:"-"`
+	Pos Position `json:"pos" jsonschema:"-"`
 }
 
 // Tool builds the tool. Load has checked the definition, so an error here means the
@@ -35,7 +35,7 @@ func (d ToolDef) Tool() (tools.Tool, error) {
 }
 
 var (
-	toolDefFields = []string{"name", "description", "parameters", "command", "risk", "timeout"}
+	toolDefFields = keysOf(ToolDef{})
 	risks         = []string{string(tools.RiskReadOnly), string(tools.RiskSafeWrite), string(tools.RiskDangerous)}
 )
 

@@ -15,19 +15,19 @@ import (
 type Environment struct {
 	// Image names an image; Dockerfile (relative to the task file) is built instead, once
 	// per run and cached by content. Exactly one is set.
-	Image      string `json:"image,omitempty"`
-	Dockerfile string `json:"dockerfile,omitempty"`
+	Image      string `json:"image,omitempty" jsonschema:"minLength=1,oneof_required=image" jsonschema_description:"An image name."`
+	Dockerfile string `json:"dockerfile,omitempty" jsonschema:"minLength=1,oneof_required=dockerfile" jsonschema_description:"A Dockerfile, relative to the task file; its directory is the build context. Built once per run, cached by content hash."`
 	// Workdir is the workspace's mount point inside the container (default /app).
-	Workdir string `json:"workdir"`
+	Workdir string `json:"workdir" jsonschema:"pattern=^/." jsonschema_description:"Where the workspace is mounted. Default: /app."`
 	// VerifyDir receives the verify files after the agent finished (default /tests). When
 	// it equals Workdir they go into the workspace, as without an environment.
-	VerifyDir string `json:"verify_dir"`
+	VerifyDir string `json:"verify_dir" jsonschema:"pattern=^/." jsonschema_description:"Where verify files go after the agent finished. Default: /tests; the workdir puts them in the workspace."`
 	// Network gives the container the engine's default network (default: none).
-	Network bool `json:"network,omitempty"`
+	Network bool `json:"network,omitempty" jsonschema_description:"The engine's default network. Default: false (--network none)."`
 	// CPUs and MemoryMB limit the container (0: no limit); User runs its processes.
-	CPUs     float64 `json:"cpus,omitempty"`
-	MemoryMB int     `json:"memory_mb,omitempty"`
-	User     string  `json:"user,omitempty"`
+	CPUs     float64 `json:"cpus,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"CPUs (--cpus)."`
+	MemoryMB int     `json:"memory_mb,omitempty" jsonschema:"minimum=6" jsonschema_description:"Memory in MiB (--memory)."`
+	User     string  `json:"user,omitempty" jsonschema:"minLength=1" jsonschema_description:"User (and group) the commands run as (--user)."`
 }
 
 // Defaults of an environment.
@@ -48,7 +48,7 @@ func (t *Task) DockerfilePath() string {
 	return p
 }
 
-var environmentFields = []string{"image", "dockerfile", "workdir", "verify_dir", "network", "cpus", "memory_mb", "user"}
+var environmentFields = keysOf(Environment{})
 
 func (l *loader) environment(n ast.Node, field string) {
 	d := l.d
@@ -127,12 +127,13 @@ func (l *loader) containerDir(n ast.Node, f string) (string, bool) {
 type Score struct {
 	// File holds a number between 0 and 1: a workspace path, or an absolute path inside
 	// the environment's container.
-	File string `json:"file,omitempty"`
-	// PassFraction scores the task by the fraction of per-test results that passed.
-	PassFraction bool `json:"pass_fraction,omitempty"`
+	File string `json:"file,omitempty" jsonschema:"required,minLength=1" jsonschema_description:"A file holding a number between 0 and 1."`
+	// PassFraction scores the task by the fraction of per-test results that passed
+	// (written score: pass_fraction, not a key of the block).
+	PassFraction bool `json:"pass_fraction,omitempty" jsonschema:"-"`
 }
 
-var scoreFields = []string{"file"}
+var scoreFields = keysOf(Score{})
 
 // score decodes `score: pass_fraction` or `score: {file: PATH}`.
 func (l *loader) score(n ast.Node, field string) {

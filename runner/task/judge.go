@@ -13,11 +13,11 @@ const KindJudge = "judge"
 // judge's score (0 to 1, given through a verdict tool call) is at least MinScore.
 type Judge struct {
 	// Model is PROVIDER:MODEL, opened like the agent's model (not the oracle).
-	Model  string `json:"model"`
-	Rubric string `json:"rubric"`
+	Model  string `json:"model" jsonschema:"required,pattern=^[^:]+:.+$" jsonschema_description:"The judge's model, PROVIDER:MODEL (not the oracle)."`
+	Rubric string `json:"rubric" jsonschema:"required,minLength=1" jsonschema_description:"What good work looks like, for the judge."`
 	// Files are workspace files the judge reads, as they are after the agent (capped).
-	Files    []string `json:"files,omitempty"`
-	MinScore float64  `json:"min_score"`
+	Files    []string `json:"files,omitempty" jsonschema:"maxItems=20" jsonschema_description:"Workspace files the judge reads after the agent is done (each capped at 64 KiB, 256 KiB in all)." jsonschema_extras:"use=paths"`
+	MinScore float64  `json:"min_score" jsonschema:"minimum=0,maximum=1" jsonschema_description:"The pass mark: passes when score >= min_score. Default: 0.7."`
 }
 
 // DefaultMinScore is a judge's pass mark when the task sets none.
@@ -26,7 +26,7 @@ const DefaultMinScore = 0.7
 // MaxJudgeFiles bounds files: the judge's prompt must stay within a model's context.
 const MaxJudgeFiles = 20
 
-var judgeFields = []string{"model", "rubric", "files", "min_score"}
+var judgeFields = keysOf(Judge{})
 
 func (l *loader) judge(n ast.Node, f string) (Judge, bool) {
 	d := l.d

@@ -18,3 +18,16 @@ func TestLoadRecordsKeyLines(t *testing.T) {
 	_, ok := got.KeyLines["verify_missing"]
 	assert.Assert(t, !ok)
 }
+
+// Every documented top-level key has its decoder row, and every row is documented: a key
+// in one list and not the other would panic on the first task that uses it.
+func TestEveryTopLevelKeyHasADecoder(t *testing.T) {
+	for _, k := range taskFields {
+		if topLevel[k] == nil {
+			t.Errorf("taskFields lists %q but topLevel has no decoder for it", k)
+		}
+	}
+	if len(topLevel) != len(taskFields) {
+		t.Errorf("topLevel has %d rows, taskFields %d keys", len(topLevel), len(taskFields))
+	}
+}

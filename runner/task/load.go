@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec"
@@ -319,85 +320,74 @@ func nameFromPath(path string) string {
 }
 
 // taskFields are the top-level keys, in the order of the documentation.
-var taskFields = []string{
-	"name", "description", "tags", "model", "model_options", "tool_call_parser", "system", "prompt", "tools",
-	"tools_defined", "mcp", "approval", "command_rules", "max_steps", "timeout", "env", "secrets", "network", "sandbox",
-	"limits", "environment", "workspace", "verify", "assert", "score", "reference", keyVars, keyMatrix, keyDataset,
-}
+var taskFields = keysOf(Task{})
 
 func (l *loader) decode(root ast.Node) {
 	d, t := l.d, l.t
 	l.predecode(root)
 	t.KeyLines = map[string]int{}
 	present := d.object(root, "", taskFields, func(e entry, f string) {
-		v := e.value
 		t.KeyLines[e.key] = d.posOf(e.keyAt).Line
-		switch e.key {
-		case "name":
-			l.namePos = d.posOf(v)
-			if s, ok := d.nonEmpty(v, f); ok && l.validName(v, f, s) {
-				t.Name = s
-			}
-		case "description":
-			t.Description, _ = d.str(v, f)
-		case "tags":
-			t.Tags = d.stringList(v, f)
-		case "model":
-			t.Model, _ = d.nonEmpty(v, f)
-		case "model_options":
-			l.modelOptions(v, f)
-		case "tool_call_parser":
-			t.ToolCallParser, _ = d.enum(v, f, textcall.Modes)
-		case "system":
-			t.System, _ = d.str(v, f)
-		case "prompt":
-			t.Prompt, _ = d.nonEmpty(v, f)
-		case "tools":
-			l.tools(v, f)
-		case "tools_defined", "mcp": // see predecode
-		case keyVars, keyMatrix, keyDataset: // see readCases
-		case "approval":
-			l.approval(v, f)
-		case "command_rules":
-			l.commandRules(v, f)
-		case "max_steps":
-			if n, ok := d.atLeast(v, f, 1); ok {
-				t.MaxSteps = n
-			}
-		case "timeout":
-			if dur, ok := d.duration(v, f); ok {
-				t.Timeout = dur
-			}
-		case "env":
-			t.Env = l.env(v, f)
-		case "secrets":
-			l.secrets(v, f)
-		case "network":
-			t.Network, _ = d.boolean(v, f)
-		case "sandbox":
-			l.sandbox(v, f)
-		case "limits":
-			l.limits(v, f)
-		case "environment":
-			l.environment(v, f)
-		case "score":
-			l.score(v, f)
-		case "workspace":
-			t.Workspace.Files, t.Workspace.Copy = l.files(v, f, workspaceFields, &t.Workspace.Setup, nil)
-		case "verify":
-			t.Verify.Files, t.Verify.Copy = l.files(v, f, verifyFields, nil, &t.Verify.Protect)
-		case "assert":
-			l.assertions(v, f)
-		case "reference":
-			l.reference(v, f)
-		default:
-			panic("task: unhandled field " + e.key) // taskFields and this switch disagree
+		dec, ok := topLevel[e.key]
+		if !ok {
+			panic("task: unhandled field " + e.key) // taskFields and topLevel disagree
 		}
+		dec(l, e.value, f)
 	})
 	if _, ok := present["name"]; !ok {
 		l.validName(root, "name", t.Name)
 	}
 	d.require(root, "", present, "prompt")
+}
+
+// topLevel decodes each top-level key (taskFields) into the task: one row per key.
+var topLevel = map[string]func(l *loader, v ast.Node, f string){
+	"name": func(l *loader, v ast.Node, f string) {
+		l.namePos = l.d.posOf(v)
+		if s, ok := l.d.nonEmpty(v, f); ok && l.validName(v, f, s) {
+			l.t.Name = s
+		}
+	},
+	"description":      func(l *loader, v ast.Node, f string) { l.t.Description, _ = l.d.str(v, f) },
+	"tags":             func(l *loader, v ast.Node, f string) { l.t.Tags = l.d.stringList(v, f) },
+	"model":            func(l *loader, v ast.Node, f string) { l.t.Model, _ = l.d.nonEmpty(v, f) },
+	"model_options":    (*loader).modelOptions,
+	"tool_call_parser": func(l *loader, v ast.Node, f string) { l.t.ToolCallParser, _ = l.d.enum(v, f, textcall.Modes) },
+	"system":           func(l *loader, v ast.Node, f string) { l.t.System, _ = l.d.str(v, f) },
+	"prompt":           func(l *loader, v ast.Node, f string) { l.t.Prompt, _ = l.d.nonEmpty(v, f) },
+	"tools":            (*loader).tools,
+	"tools_defined":    func(*loader, ast.Node, string) {}, // see predecode
+	"mcp":              func(*loader, ast.Node, string) {}, // see predecode
+	keyVars:            func(*loader, ast.Node, string) {}, // see readCases
+	keyMatrix:          func(*loader, ast.Node, string) {}, // see readCases
+	keyDataset:         func(*loader, ast.Node, string) {}, // see readCases
+	"approval":         (*loader).approval,
+	"command_rules":    (*loader).commandRules,
+	"max_steps": func(l *loader, v ast.Node, f string) {
+		if n, ok := l.d.atLeast(v, f, 1); ok {
+			l.t.MaxSteps = n
+		}
+	},
+	"timeout": func(l *loader, v ast.Node, f string) {
+		if dur, ok := l.d.duration(v, f); ok {
+			l.t.Timeout = dur
+		}
+	},
+	"env":         func(l *loader, v ast.Node, f string) { l.t.Env = l.env(v, f) },
+	"secrets":     func(l *loader, v ast.Node, f string) { l.secrets(v, f) },
+	"network":     func(l *loader, v ast.Node, f string) { l.t.Network, _ = l.d.boolean(v, f) },
+	"sandbox":     (*loader).sandbox,
+	"limits":      (*loader).limits,
+	"environment": (*loader).environment,
+	"score":       (*loader).score,
+	"workspace": func(l *loader, v ast.Node, f string) {
+		l.t.Workspace.Files, l.t.Workspace.Copy = l.files(v, f, workspaceFields, &l.t.Workspace.Setup, nil)
+	},
+	"verify": func(l *loader, v ast.Node, f string) {
+		l.t.Verify.Files, l.t.Verify.Copy = l.files(v, f, verifyFields, nil, &l.t.Verify.Protect)
+	},
+	"assert":    (*loader).assertions,
+	"reference": (*loader).reference,
 }
 
 // validName refuses names that cannot be a directory under the output directory.
@@ -410,7 +400,7 @@ func (l *loader) validName(n ast.Node, field, name string) bool {
 	return !bad
 }
 
-var modelOptionFields = []string{"temperature", "seed", "num_ctx", "max_tokens", "top_p"}
+var modelOptionFields = keysOf(model.Options{})
 
 func (l *loader) modelOptions(n ast.Node, field string) {
 	d, o := l.d, &l.t.ModelOptions
@@ -538,8 +528,8 @@ func validEnvName(s string) bool {
 }
 
 var (
-	workspaceFields = []string{"files", "copy", "setup", "template"}
-	verifyFields    = []string{"files", "copy", "protect"}
+	workspaceFields = keysOf(WorkspaceSpec{})
+	verifyFields    = keysOf(VerifySpec{})
 )
 
 // files decodes a workspace: or verify: block; setup is nil for verify:, which has none,

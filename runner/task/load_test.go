@@ -348,3 +348,12 @@ func TestReferenceArgsChecked(t *testing.T) {
 	assert.Error(t, err, "t.yaml:5:5: reference[1].read_file: read_file has no parameter paht")
 	assert.DeepEqual(t, checked, []string{"read_file", "read_file"})
 }
+
+func TestCheckApprovalModeNamesTheModes(t *testing.T) {
+	for _, m := range ApprovalModeNames() {
+		assert.NilError(t, CheckApprovalMode(m))
+	}
+	err := CheckApprovalMode("yolo")
+	assert.Assert(t, errors.Is(err, ErrUnknownApprovalMode))
+	assert.Error(t, err, `unknown approval mode "yolo" (want auto, read-only, rules or ask)`)
+}

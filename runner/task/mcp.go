@@ -16,21 +16,21 @@ import (
 // MCPServer is a stdio MCP server the scenario starts (mcp:); its tools are offered as
 // NAME__TOOL. See tools/mcp.
 type MCPServer struct {
-	Name    string            `json:"name"`
-	Command string            `json:"command"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
+	Name    string            `json:"name" jsonschema:"required,pattern=^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$,maxLength=30" jsonschema_description:"Prefixes the server's tools: NAME__TOOL. Letters, digits, - and single _."`
+	Command string            `json:"command" jsonschema:"required,minLength=1" jsonschema_description:"The program: a name on PATH, or a path (relative ones resolve against the task file's directory, which the server may read)."`
+	Args    []string          `json:"args,omitempty" jsonschema_description:"Its arguments; a relative one that names a file next to the task file is made absolute." jsonschema_extras:"use=texts"`
+	Env     map[string]string `json:"env,omitempty" jsonschema_description:"Environment variables for the server, on top of the task's env." jsonschema_extras:"use=env"`
 	// Timeout bounds each call of the server's tools (default 60s).
-	Timeout time.Duration `json:"timeout,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty" jsonschema_description:"Time limit of each tool call, at most 10m. Default: 60s."`
 	// Argv is Command and Args with relative paths that exist next to the task file made
 	// absolute; Dir is that directory, which the sandbox shows the server read-only.
-	Argv []string `json:"argv"`
-	Dir  string   `json:"dir"`
-	Pos  Position `json:"pos"`
+	Argv []string `json:"argv" jsonschema:"-"`
+	Dir  string   `json:"dir" jsonschema:"-"`
+	Pos  Position `json:"pos" jsonschema:"-"`
 }
 
 var (
-	mcpFields      = []string{"name", "command", "args", "env", "timeout"}
+	mcpFields      = keysOf(MCPServer{})
 	mcpServerName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`) })
 	maxMCPNameLen  = 30 // leaves room for the tool's name within providers' 64
 	maxMCPCallTime = 10 * time.Minute

@@ -7,20 +7,23 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/agentrunner/runner/tools"
+	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // Values of the enumerated keys.
 var (
-	approvalModes = []string{ModeAuto, ModeReadOnly, ModeRules, ModeAsk}
-	sandboxes     = []string{"auto", "bwrap", "landlock", "none"}
+	approvalModes = ApprovalModeNames()
+	sandboxes     = sandbox.ModeNames()
 	actions       = []string{"allow", "deny"}
 )
 
 var (
-	approvalFields    = []string{"mode", "default", "rules"}
-	ruleFields        = []string{"tool", "match", "action", "reason", "expires", "disabled"}
-	commandRuleFields = []string{"match", "action", "reason"}
-	limitFields       = []string{"cpu_seconds", "memory_mb", "file_size_mb", "processes"}
+	approvalFields    = keysOf(Approval{})
+	ruleFields        = keysOf(Rule{})
+	commandRuleFields = keysOf(CommandRule{})
+	limitFields       = keysOf(tools.Limits{})
 	// limitMax bounds each limit: Linux's PID_MAX_LIMIT for processes, 2^40 MiB (1 EiB)
 	// for sizes, whose conversion to bytes must fit an int64, and a century of CPU time.
 	limitMax = map[string]int{"processes": 4194304, "memory_mb": 1 << 40, "file_size_mb": 1 << 40, "cpu_seconds": 100 * 365 * 24 * 3600}

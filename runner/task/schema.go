@@ -11,7 +11,8 @@ const SchemaURL = "https://raw.githubusercontent.com/agentrunner/runner/main/run
 
 // Schema returns the JSON Schema (draft 2020-12) of the task file format. It describes
 // every key and assertion kind; Load remains the authority (it also checks regexes, tool
-// names and directories, which a schema cannot).
+// names and directories, which a schema cannot). The file is generated from this
+// package's types by runner/schemas.Task (go test ./runner/schemas -update).
 func Schema() []byte {
 	return append([]byte(nil), schema...)
 }

@@ -4,6 +4,10 @@
 package task
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -17,64 +21,72 @@ type Position struct {
 	Column int    `json:"column"`
 }
 
-// Task is one scenario, decoded from a task file.
+// Task is one scenario, decoded from a task file. The json keys of its fields (and of the
+// types they hold) are the task file's keys, in the order of the documentation, and their
+// jsonschema tags describe them: the loader's field tables and task.schema.json (generated
+// by runner/schemas) are read from here. Fields tagged jsonschema:"-" are not in the file.
 type Task struct {
 	// Path is the task file's path as given; Dir is its directory (for workspace.copy).
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"-"`
 	Dir  string `json:"-"`
 
-	Name         string        `json:"name"`
-	Description  string        `json:"description,omitempty"`
-	Tags         []string      `json:"tags,omitempty"`
-	Model        string        `json:"model,omitempty"`
-	ModelOptions model.Options `json:"model_options"`
-	System       string        `json:"system,omitempty"`
-	Prompt       string        `json:"prompt"`
+	Name         string        `json:"name" jsonschema:"minLength=1,pattern=^[^/\\\\\\x00-\\x1f\\x7f]+$" jsonschema_description:"The scenario's name, unique in a suite. Default: the file name without .yaml or .yml."`
+	Description  string        `json:"description,omitempty" jsonschema_description:"What the scenario checks, for people."`
+	Tags         []string      `json:"tags,omitempty" jsonschema_description:"Labels for filtering and reports." jsonschema_extras:"use=texts"`
+	Model        string        `json:"model,omitempty" jsonschema:"minLength=1" jsonschema_description:"The task's default model, PROVIDER:MODEL (ollama:qwen3:4b, openai:gpt-4o-mini) or oracle; --model overrides it."`
+	ModelOptions model.Options `json:"model_options" jsonschema_description:"Sampling options passed to the model; each provider maps what it supports."`
+	// ToolCallParser reads tool calls the model writes as text (runner/model/textcall
+	// modes); "" leaves it to the provider's default.
+	ToolCallParser string `json:"tool_call_parser,omitempty" jsonschema_description:"Read tool calls the model writes as text. Default: auto for ollama, native otherwise; --tool-call-parser overrides." jsonschema_extras:"use=parser"`
+	System         string `json:"system,omitempty" jsonschema_description:"The system prompt. Default: one that tells the model to finish with task_complete."`
+	Prompt         string `json:"prompt" jsonschema:"required,minLength=1" jsonschema_description:"The user prompt: the task. Required." jsonschema_extras:"use=text"`
 	// Tools are canonical tool names, task_complete always among them; nil (no tools:
 	// key) means every registered tool.
-	Tools []string `json:"tools"`
+	Tools []string `json:"tools" jsonschema_description:"The tools the agent may call (names or aliases). task_complete is always added. Default: every tool." jsonschema_extras:"use=toolNames"`
 	// ToolsDefined are the tools the task file brings (tools_defined).
-	ToolsDefined []ToolDef `json:"tools_defined,omitempty"`
+	ToolsDefined []ToolDef `json:"tools_defined,omitempty" jsonschema_description:"Tools the task brings: each runs a shell command in the sandbox, with the call's arguments as JSON on stdin and in TOOL_ARGS (scalars also as TOOL_ARG_<NAME>); stdout is the result, a non-zero exit an error result. List them in tools: like any tool."`
 	// MCP are the MCP servers started for the scenario (mcp:).
-	MCP          []MCPServer       `json:"mcp,omitempty"`
-	Approval     Approval          `json:"approval"`
-	CommandRules []CommandRule     `json:"command_rules,omitempty"`
-	MaxSteps     int               `json:"max_steps"`
-	Timeout      time.Duration     `json:"timeout"`
-	Env          map[string]string `json:"env,omitempty"`
+	MCP          []MCPServer       `json:"mcp,omitempty" jsonschema_description:"Stdio MCP servers started in the sandbox for the scenario, the workspace as working directory; their tools are offered as SERVER__TOOL (list them in tools: by name or as SERVER__*), and the servers are stopped, with everything they started, when the agent is done."`
+	Approval     Approval          `json:"approval" jsonschema_description:"The approval policy: a mode, or a block with mode, default and rules. --approval overrides it. Default: auto."`
+	CommandRules []CommandRule     `json:"command_rules,omitempty" jsonschema_description:"Allow or deny patterns for commands, checked after the built-in deny list."`
+	MaxSteps     int               `json:"max_steps" jsonschema:"minimum=1" jsonschema_description:"The most model responses before the run stops with max_steps. Default: 30."`
+	Timeout      time.Duration     `json:"timeout" jsonschema_description:"Time limit for the whole scenario. Default: 10m."`
+	Env          map[string]string `json:"env,omitempty" jsonschema_description:"Environment variables given to commands (setup, tools and command assertions)." jsonschema_extras:"use=env"`
 	// Secrets name variables whose values are secret: taken from env: or, when it does not
 	// set them, from runner's environment, given to commands like env:, and scrubbed from
 	// every output (runner/scrub).
-	Secrets []string `json:"secrets,omitempty"`
+	Secrets []string `json:"secrets,omitempty" jsonschema_description:"Variables whose values are secret: taken from env: or, when it does not set them, from runner's environment; given to commands like env: and replaced by [REDACTED] in every output."`
 	// Network lets commands reach the network inside the sandbox.
-	Network bool `json:"network,omitempty"`
-	// Sandbox is auto, bwrap, landlock or none.
-	Sandbox string       `json:"sandbox"`
-	Limits  tools.Limits `json:"limits"`
+	Network bool `json:"network,omitempty" jsonschema_description:"Let commands reach the network inside the sandbox. Default: false."`
+	// Sandbox is one of sandbox.Modes.
+	Sandbox string       `json:"sandbox" jsonschema_description:"How commands are confined. Default: auto." jsonschema_extras:"use=sandbox"`
+	Limits  tools.Limits `json:"limits" jsonschema_description:"Resource limits for each command; 0 or omitted takes the sandbox's default."`
 	// Environment, when set, runs commands in a container (see Environment).
-	Environment *Environment  `json:"environment,omitempty"`
-	Workspace   WorkspaceSpec `json:"workspace"`
-	Verify      VerifySpec    `json:"verify"`
-	Assert      []Assertion   `json:"assert"`
-	Reference   []Call        `json:"reference,omitempty"`
+	Environment *Environment  `json:"environment,omitempty" jsonschema_description:"Run commands in a container (Docker or Podman CLI) instead of the host sandbox. The workspace is mounted at workdir; verify files are copied to verify_dir after the agent finished."`
+	Workspace   WorkspaceSpec `json:"workspace" jsonschema_description:"How the workspace is built before the agent starts."`
+	Verify      VerifySpec    `json:"verify" jsonschema_description:"Files copied in only after the agent has finished, so it never sees them (hidden tests)."`
+	Assert      []Assertion   `json:"assert" jsonschema_description:"Checks run after the agent has finished; all must hold for the scenario to pass."`
 	// Score, when set, gives the scenario a score between 0 and 1.
-	Score *Score `json:"score,omitempty"`
+	Score     *Score `json:"score,omitempty" jsonschema_description:"The scenario's score between 0 and 1: pass_fraction (of the per-test results of command assertions) or {file: PATH}, a number the tests wrote (a workspace path, or absolute inside the environment)."`
+	Reference []Call `json:"reference,omitempty" jsonschema_description:"One correct solution as tool calls, played by the oracle model (runner validate --oracle)."`
+
+	// Vars, Matrix and Dataset expand the file into cases, each an ordinary Task with its
+	// Case set; they are read before the rest of the file (see readCases).
+	Vars    map[string]any `json:"vars,omitempty" jsonschema_description:"Template variables and their default values. A file with vars:, matrix: or dataset: is templated (Go text/template, an unknown variable is an error) in prompt, system, description, env values, workspace.setup, the workspace.files named by workspace.template, and every value under assert: and reference:. --var and --vars set declared variables and win."`
+	Matrix  map[string]any `json:"matrix,omitempty" jsonschema_description:"Runs the task once per cell of the cross product of its axes (each a list of values), as GitHub Actions does: exclude: (a list of mappings) drops cells, include: extends the cells it does not contradict or adds its own. Each cell is a scenario named task[axis=value,...]."`
+	Dataset string         `json:"dataset,omitempty" jsonschema:"minLength=1" jsonschema_description:"A CSV (header row), JSON Lines, JSON or YAML list of rows beside the task file: the task runs once per row with the row's columns as variables, named task[ID] by an id column, else task[ROW]. Not with matrix:."`
 
 	// KeyLines are the lines of the top-level keys present in the file, so a report can
 	// point at the max_steps or timeout a scenario hit.
 	KeyLines map[string]int `json:"-"`
 
-	// ToolCallParser reads tool calls the model writes as text (runner/model/textcall
-	// modes); "" leaves it to the provider's default.
-	ToolCallParser string `json:"tool_call_parser,omitempty"`
-
 	// Case is set when the file declares vars:, a matrix: or a dataset:: which task file
 	// and values this scenario is a case of. Name is then "task[label]".
-	Case *Case `json:"case,omitempty"`
+	Case *Case `json:"case,omitempty" jsonschema:"-"`
 
 	// Warnings are problems that do not stop the task (an expired or disabled rule), each
 	// formatted as "file:line:column: field: message".
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string `json:"warnings,omitempty" jsonschema:"-"`
 }
 
 // TaskComplete is the tool that ends a scenario; every task may call it.
@@ -95,58 +107,105 @@ const (
 	ModeAsk      = "ask"
 )
 
+// ApprovalMode is one row of the registry of approval modes (runner/policy applies them):
+// the task file's approval key, --approval, its help and messages and the schema read it.
+type ApprovalMode struct {
+	Name string
+	// Help is the one line the schema and the docs show.
+	Help string
+}
+
+// ApprovalModes are the approval modes, the default first.
+var ApprovalModes = []ApprovalMode{
+	{ModeAuto, "every listed tool runs"},
+	{ModeReadOnly, "only read-only tools run"},
+	{ModeRules, "the rules decide, then default"},
+	{ModeAsk, "ask on a terminal, otherwise like rules"},
+}
+
+// ApprovalModeNames lists the names of ApprovalModes, in order.
+func ApprovalModeNames() []string {
+	out := make([]string, len(ApprovalModes))
+	for i, m := range ApprovalModes {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// ErrUnknownApprovalMode is what CheckApprovalMode returns for a name not in ApprovalModes.
+var ErrUnknownApprovalMode = errors.New("unknown approval mode")
+
+// CheckApprovalMode returns nil for a mode in ApprovalModes or "" (the task's), else an
+// error wrapping ErrUnknownApprovalMode that lists the modes.
+func CheckApprovalMode(mode string) error {
+	if mode == "" || slices.Contains(ApprovalModeNames(), mode) {
+		return nil
+	}
+	return fmt.Errorf("%w %q (want %s)", ErrUnknownApprovalMode, mode, orList(ApprovalModeNames()))
+}
+
+// orList joins names as "a, b or c", for help and messages.
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ApprovalModeChoices is "auto, read-only, rules or ask", for help and messages.
+func ApprovalModeChoices() string { return orList(ApprovalModeNames()) }
+
 // Approval is the approval policy: a shorthand mode ("auto") or a block.
 type Approval struct {
-	Mode string `json:"mode"`
+	Mode string `json:"mode" jsonschema_extras:"use=approvalMode"`
 	// Default is allow or deny, for calls no rule matches (rules and ask modes).
-	Default string `json:"default,omitempty"`
-	Rules   []Rule `json:"rules,omitempty"`
+	Default string `json:"default,omitempty" jsonschema_description:"The action for calls no rule matches, in modes rules and ask. Default: deny." jsonschema_extras:"use=action"`
+	Rules   []Rule `json:"rules,omitempty" jsonschema_description:"Approval rules; the first match wins."`
 }
 
 // Rule is one approval rule; the first enabled, unexpired match wins.
 type Rule struct {
 	// Tool is a tool name, alias or glob ("*_file").
-	Tool string `json:"tool,omitempty"`
+	Tool string `json:"tool,omitempty" jsonschema:"minLength=1" jsonschema_description:"A tool name, alias or glob such as *_file. Omitted: any tool."`
 	// Match is a regex over the call's arguments as compact JSON with sorted keys.
-	Match    string     `json:"match,omitempty"`
-	Action   string     `json:"action"`
-	Reason   string     `json:"reason,omitempty"`
-	Expires  *time.Time `json:"expires,omitempty"`
-	Disabled bool       `json:"disabled,omitempty"`
-	Pos      Position   `json:"pos"`
+	Match    string     `json:"match,omitempty" jsonschema_description:"A regex over the call's arguments as compact JSON with sorted keys, e.g. '\"path\":\"docs/'. Omitted: any arguments." jsonschema_extras:"use=regex"`
+	Action   string     `json:"action" jsonschema:"required" jsonschema_description:"allow or deny the matching call." jsonschema_extras:"use=action"`
+	Reason   string     `json:"reason,omitempty" jsonschema_description:"Why; shown to the model with a denial and recorded in the transcript."`
+	Expires  *time.Time `json:"expires,omitempty" jsonschema_description:"The rule is skipped (with a warning) from this date (YYYY-MM-DD, midnight UTC) or RFC 3339 time on." jsonschema_extras:"use=date"`
+	Disabled bool       `json:"disabled,omitempty" jsonschema_description:"Skip this rule (with a warning) without deleting it."`
+	Pos      Position   `json:"pos" jsonschema:"-"`
 }
 
 // CommandRule allows or denies shell commands before run_in_terminal or run_code runs them.
 type CommandRule struct {
 	// Match is a regex over each simple command, its words joined by single spaces.
-	Match  string   `json:"match"`
-	Action string   `json:"action"`
-	Reason string   `json:"reason,omitempty"`
-	Pos    Position `json:"pos"`
+	Match  string   `json:"match" jsonschema:"required" jsonschema_description:"A regex over one simple command, its words joined by single spaces." jsonschema_extras:"use=regex"`
+	Action string   `json:"action" jsonschema:"required" jsonschema_description:"allow or deny a matching command." jsonschema_extras:"use=action"`
+	Reason string   `json:"reason,omitempty" jsonschema_description:"Why; shown to the model with a denial."`
+	Pos    Position `json:"pos" jsonschema:"-"`
 }
 
 // WorkspaceSpec says how the workspace is built before the agent starts.
 type WorkspaceSpec struct {
 	// Files are inline files, path -> content.
-	Files map[string]string `json:"files,omitempty"`
+	Files map[string]string `json:"files,omitempty" jsonschema_extras:"use=files"`
 	// Copy is a directory copied in, relative to the task file.
-	Copy string `json:"copy,omitempty"`
+	Copy string `json:"copy,omitempty" jsonschema_extras:"use=copyDir"`
 	// Setup commands run in the workspace before the agent; a failure is a scenario error.
-	Setup []string `json:"setup,omitempty"`
-	// Template are globs over the paths of Files whose content is a template (decoding
-	// fills them in; kept for the schema and docs).
-	Template []string `json:"template,omitempty"`
+	Setup []string `json:"setup,omitempty" jsonschema_description:"Shell commands run in the workspace before the agent; a failure is a scenario error." jsonschema_extras:"use=texts"`
+	// Template are globs over the paths of Files whose content is a template (see Case).
+	Template []string `json:"template,omitempty" jsonschema_description:"Globs over workspace.files paths whose content is a template, for a task with vars:, matrix: or dataset: (opt-in, so code with braces is left alone)."`
 }
 
 // VerifySpec are files added only after the agent has finished: it never sees them.
 type VerifySpec struct {
-	Files map[string]string `json:"files,omitempty"`
-	Copy  string            `json:"copy,omitempty"`
+	Files map[string]string `json:"files,omitempty" jsonschema_extras:"use=files"`
+	Copy  string            `json:"copy,omitempty" jsonschema_extras:"use=copyDir"`
 	// Protect are doublestar globs over workspace paths that verification relies on
 	// (test files, conftest.py, Makefile): the agent's file tools may not write there, and
 	// any change the agent made there fails the scenario. A glob that matches a directory
 	// protects everything under it.
-	Protect []string `json:"protect,omitempty"`
+	Protect []string `json:"protect,omitempty" jsonschema_description:"Globs (doublestar: **, *, ?, [..], {a,b}) over workspace paths that verification runs on, such as '**/*_test.go', '**/conftest.py', 'Makefile'. The agent's file tools may not write there, and a file the agent created, changed or deleted there in any way fails the scenario. A glob that matches a directory protects everything under it." jsonschema_extras:"use=protect"`
 }
 
 // Call is one tool call of the reference solution.
@@ -155,7 +214,7 @@ type Call struct {
 	// names, and the registry maps both when the oracle plays the call.
 	Tool string         `json:"tool"`
 	Args map[string]any `json:"args"`
-	Pos  Position       `json:"pos"`
+	Pos  Position       `json:"pos" jsonschema:"-"`
 }
 
 // Assertion is one entry of assert:, a single-key map whose key is the kind. Spec holds
@@ -165,7 +224,7 @@ type Call struct {
 type Assertion struct {
 	Kind string   `json:"kind"`
 	Spec any      `json:"spec"`
-	Pos  Position `json:"pos"`
+	Pos  Position `json:"pos" jsonschema:"-"`
 }
 
 // Assertion kinds and the type of their Spec.
@@ -186,34 +245,34 @@ const (
 
 // FileContains checks that a file contains a substring.
 type FileContains struct {
-	Path string `json:"path"`
-	Text string `json:"text"`
+	Path string `json:"path" jsonschema:"required" jsonschema_extras:"use=path"`
+	Text string `json:"text" jsonschema:"required" jsonschema_description:"The substring." jsonschema_extras:"use=text"`
 }
 
 // FileMatches checks that a file matches a regex.
 type FileMatches struct {
-	Path  string `json:"path"`
-	Regex string `json:"regex"`
+	Path  string `json:"path" jsonschema:"required" jsonschema_extras:"use=path"`
+	Regex string `json:"regex" jsonschema:"required" jsonschema_extras:"use=regex"`
 }
 
 // FileEquals checks a file's exact content.
 type FileEquals struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"required" jsonschema_extras:"use=path"`
+	Content string `json:"content" jsonschema:"required" jsonschema_description:"The whole expected content." jsonschema_extras:"use=text"`
 }
 
 // CommandCheck runs a command in the final workspace.
 type CommandCheck struct {
-	Run            string        `json:"run"`
-	ExitCode       int           `json:"exit_code"`
-	StdoutContains string        `json:"stdout_contains,omitempty"`
-	Timeout        time.Duration `json:"timeout,omitempty"`
+	Run            string        `json:"run" jsonschema:"required,minLength=1" jsonschema_description:"The command line." jsonschema_extras:"use=text"`
+	ExitCode       int           `json:"exit_code" jsonschema:"minimum=0" jsonschema_description:"The expected exit code. Default: 0."`
+	StdoutContains string        `json:"stdout_contains,omitempty" jsonschema_description:"A substring the command's output must contain." jsonschema_extras:"use=text"`
+	Timeout        time.Duration `json:"timeout,omitempty" jsonschema_description:"Time limit for the command. Default: 60s."`
 	// JUnit names a JUnit XML file the command writes (a workspace path, or an absolute
 	// path inside the environment); Format "pytest" parses pytest -rA output on stdout.
 	// Either turns each test into a result of its own: the check then passes when every
 	// test passed (and at least one ran), and the exit code counts only if ExitCodeSet.
-	JUnit  string `json:"junit,omitempty"`
-	Format string `json:"format,omitempty"`
+	JUnit  string `json:"junit,omitempty" jsonschema:"minLength=1" jsonschema_description:"A JUnit XML file the command writes (a workspace path, or absolute inside the environment): each test becomes a result of its own."`
+	Format string `json:"format,omitempty" jsonschema:"enum=pytest" jsonschema_description:"pytest: parse pytest -rA output on stdout into per-test results."`
 	// ExitCodeSet records that exit_code was written beside junit or format.
 	ExitCodeSet bool `json:"-"`
 }
@@ -226,10 +285,10 @@ func (c CommandCheck) PerTest() bool { return c.JUnit != "" || c.Format != "" }
 
 // ToolCalled checks how often a tool was executed, optionally with matching arguments.
 type ToolCalled struct {
-	Name string `json:"name"`
+	Name string `json:"name" jsonschema:"required" jsonschema_extras:"use=toolName"`
 	// ArgsMatch is a regex over the arguments as compact JSON with sorted keys.
-	ArgsMatch string `json:"args_match,omitempty"`
+	ArgsMatch string `json:"args_match,omitempty" jsonschema_description:"A regex over the arguments as compact JSON with sorted keys; only matching calls count." jsonschema_extras:"use=regex"`
 	// Min defaults to 1; Max of 0 means no upper bound.
-	Min int `json:"min"`
-	Max int `json:"max,omitempty"`
+	Min int `json:"min" jsonschema:"minimum=0" jsonschema_description:"At least this many calls. Default: 1."`
+	Max int `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"At most this many calls; 0 or omitted: no upper bound."`
 }

@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
@@ -48,7 +49,7 @@ type (
 		Warnings    []string     `json:"warnings,omitempty"`
 	}
 	// Setup is a workspace setup command.
-	Setup = workspace.Step
+	Setup workspace.Step
 	// Request is a model request.
 	Request struct {
 		Messages int    `json:"messages"`
@@ -93,9 +94,9 @@ type (
 		Content string `json:"content"`
 	}
 	// Assertion is an assertion's outcome.
-	Assertion = result.Assertion
+	Assertion result.Assertion
 	// FilesChanged is what the agent did to the workspace's files.
-	FilesChanged = result.FileChanges
+	FilesChanged result.FileChanges
 	// MCP is an MCP server started (with its tools) or stopped (with its stderr).
 	MCP struct {
 		Server string   `json:"server"`
@@ -139,24 +140,42 @@ type (
 	}
 )
 
-// Payloads maps each event type to a new value of its payload type.
-var Payloads = map[string]func() any{
-	TypeStart:        func() any { return new(Start) },
-	TypeSetup:        func() any { return new(Setup) },
-	TypeRequest:      func() any { return new(Request) },
-	TypeResponse:     func() any { return new(Response) },
-	TypeModelErr:     func() any { return new(ModelError) },
-	TypeRetry:        func() any { return new(Retry) },
-	TypeDecision:     func() any { return new(Decision) },
-	TypeToolCall:     func() any { return new(ToolCall) },
-	TypeReminder:     func() any { return new(Reminder) },
-	TypeAssertion:    func() any { return new(Assertion) },
-	TypeFilesChanged: func() any { return new(FilesChanged) },
-	TypeMCP:          func() any { return new(MCP) },
-	TypeJudge:        func() any { return new(Judge) },
-	TypeEnvironment:  func() any { return new(Environment) },
-	TypeEnd:          func() any { return new(End) },
+// Payload is the data of one event. Type names its event type, so Write cannot pair an
+// event type with another type's payload.
+type Payload interface{ Type() string }
+
+// Type returns the event type of each payload.
+func (Start) Type() string        { return TypeStart }
+func (Setup) Type() string        { return TypeSetup }
+func (Request) Type() string      { return TypeRequest }
+func (Response) Type() string     { return TypeResponse }
+func (ModelError) Type() string   { return TypeModelErr }
+func (Retry) Type() string        { return TypeRetry }
+func (Decision) Type() string     { return TypeDecision }
+func (ToolCall) Type() string     { return TypeToolCall }
+func (Reminder) Type() string     { return TypeReminder }
+func (Assertion) Type() string    { return TypeAssertion }
+func (FilesChanged) Type() string { return TypeFilesChanged }
+func (MCP) Type() string          { return TypeMCP }
+func (Judge) Type() string        { return TypeJudge }
+func (Environment) Type() string  { return TypeEnvironment }
+func (End) Type() string          { return TypeEnd }
+
+// payloads are the zero values of every payload type.
+var payloads = []Payload{
+	Start{}, Setup{}, Request{}, Response{}, ModelError{}, Retry{}, Decision{}, ToolCall{},
+	Reminder{}, Assertion{}, FilesChanged{}, MCP{}, Judge{}, Environment{}, End{},
 }
+
+// Payloads maps each event type to a new value of its payload type (a pointer).
+var Payloads = func() map[string]func() any {
+	m := make(map[string]func() any, len(payloads))
+	for _, p := range payloads {
+		t := reflect.TypeOf(p)
+		m[p.Type()] = func() any { return reflect.New(t).Interface() }
+	}
+	return m
+}()
 
 // Payload decodes the event's data into its type's payload (a pointer, e.g. *Start).
 func (e Event) Payload() (any, error) {

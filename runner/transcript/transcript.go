@@ -80,8 +80,8 @@ func Create(path string, opts Options) (*Writer, error) {
 	return &Writer{f: f, buf: bufio.NewWriterSize(f, 16<<10), now: now, sync: !opts.NoSync}, nil
 }
 
-// Write appends one event whose payload is data (marshalled to JSON) and writes it to the
-// file at once. Events that start a step (request), and the first and last events, are
+// Write appends one event, of data's type (data.Type()) with data marshalled to JSON,
+// and writes it to the file at once. Events that start a step (request), and the first and last events, are
 // also synced to disk, so every finished step is durable even across a power loss: the
 // fsync of each event cost more than the rest of a step (804 fsyncs for 200 steps).
 // The sync of a request (and of the first event and a model error) runs in a background
@@ -90,17 +90,16 @@ func Create(path string, opts Options) (*Writer, error) {
 // soon as it ends. The last event waits for those and is synced before Write returns.
 // After the first failure every later Write returns that error (a failed background
 // sync is reported by the next Write, or by Close).
-func (w *Writer) Write(typ string, step int, data any) error {
-	var raw json.RawMessage
-	if data != nil {
-		b, err := json.Marshal(data)
-		if err != nil {
-			return fmt.Errorf("transcript %s event: %w", typ, err)
-		}
-		// Secrets go before the cap: a cut must not leave the first half of one.
-		if raw, err = capStrings(scrub.Bytes(b)); err != nil {
-			return fmt.Errorf("transcript %s event: %w", typ, err)
-		}
+func (w *Writer) Write(step int, data Payload) error {
+	typ := data.Type()
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("transcript %s event: %w", typ, err)
+	}
+	// Secrets go before the cap: a cut must not leave the first half of one.
+	raw, err := capStrings(scrub.Bytes(b))
+	if err != nil {
+		return fmt.Errorf("transcript %s event: %w", typ, err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +22,8 @@ func TestWriteRead(t *testing.T) {
 	fixed := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	w, err := Create(path, Options{Now: func() time.Time { return fixed }})
 	assert.NilError(t, err)
-	assert.NilError(t, w.Write(TypeStart, 0, map[string]string{"model": "oracle"}))
-	assert.NilError(t, w.Write(TypeToolCall, 1, map[string]any{"tool": "read_file"}))
+	assert.NilError(t, w.Write(0, raw{TypeStart, map[string]string{"model": "oracle"}}))
+	assert.NilError(t, w.Write(1, raw{TypeToolCall, map[string]any{"tool": "read_file"}}))
 
 	// Before Close: every event is already on disk (what kill -9 would leave).
 	events, err := ReadFile(path)
@@ -54,7 +55,7 @@ func TestWriteUnmarshalableData(t *testing.T) {
 	w, err := Create(filepath.Join(t.TempDir(), "t.jsonl"), Options{NoSync: true})
 	assert.NilError(t, err)
 	defer w.Close()
-	err = w.Write(TypeEnd, 0, map[string]any{"bad": make(chan int)})
+	err = w.Write(0, raw{TypeEnd, map[string]any{"bad": make(chan int)}})
 	assert.ErrorContains(t, err, "transcript end event")
 }
 
@@ -81,7 +82,7 @@ func BenchmarkWriteNoSync(b *testing.B) {
 	payload := map[string]any{"tool": "read_file", "args": map[string]string{"path": "main.go"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = w.Write(TypeToolCall, 1, payload)
+		_ = w.Write(1, raw{TypeToolCall, payload})
 	}
 }
 
@@ -101,7 +102,7 @@ func BenchmarkWriteScrubbed(b *testing.B) {
 			defer w.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = w.Write(TypeToolCall, 1, payload)
+				_ = w.Write(1, raw{TypeToolCall, payload})
 			}
 		})
 	}
@@ -116,20 +117,20 @@ func TestSyncFailureIsReported(t *testing.T) {
 	}
 	w, err := Create(os.DevNull, Options{})
 	assert.NilError(t, err)
-	assert.NilError(t, w.Write(TypeStart, 0, nil), "the sync runs after Write returns")
-	_ = w.Write(TypeRequest, 1, nil) // fails or not, depending on the syncer's progress
-	assert.ErrorContains(t, w.Write(TypeEnd, 1, nil), "sync transcript")
-	assert.ErrorContains(t, w.Write(TypeToolCall, 1, nil), "sync transcript", "every later Write fails")
+	assert.NilError(t, w.Write(0, raw{TypeStart, nil}), "the sync runs after Write returns")
+	_ = w.Write(1, raw{TypeRequest, nil}) // fails or not, depending on the syncer's progress
+	assert.ErrorContains(t, w.Write(1, raw{TypeEnd, nil}), "sync transcript")
+	assert.ErrorContains(t, w.Write(1, raw{TypeToolCall, nil}), "sync transcript", "every later Write fails")
 	assert.NilError(t, w.Close(), "the failure was reported already")
 
 	w, err = Create(os.DevNull, Options{})
 	assert.NilError(t, err)
-	assert.NilError(t, w.Write(TypeRequest, 1, nil))
+	assert.NilError(t, w.Write(1, raw{TypeRequest, nil}))
 	assert.ErrorContains(t, w.Close(), "sync transcript")
 
 	w, err = Create(os.DevNull, Options{})
 	assert.NilError(t, err)
-	assert.ErrorContains(t, w.Write(TypeEnd, 0, nil), "sync transcript", "the last event syncs before Write returns")
+	assert.ErrorContains(t, w.Write(0, raw{TypeEnd, nil}), "sync transcript", "the last event syncs before Write returns")
 	assert.NilError(t, w.Close())
 }
 
@@ -152,15 +153,15 @@ func TestConcurrentWritesWithSync(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for i := range 5 {
-				assert.Check(t, w.Write(TypeRequest, g*10+i, nil))
-				assert.Check(t, w.Write(TypeToolCall, g*10+i, nil))
+				assert.Check(t, w.Write(g*10+i, raw{TypeRequest, nil}))
+				assert.Check(t, w.Write(g*10+i, raw{TypeToolCall, nil}))
 			}
 		}()
 	}
 	for range 4 {
 		<-done
 	}
-	assert.NilError(t, w.Write(TypeEnd, 0, nil))
+	assert.NilError(t, w.Write(0, raw{TypeEnd, nil}))
 	assert.NilError(t, w.Close())
 	events, err := ReadFile(path)
 	assert.NilError(t, err)
@@ -173,12 +174,12 @@ func TestLongStringsAreCapped(t *testing.T) {
 	assert.NilError(t, err)
 	long := strings.Repeat("é", MaxStringBytes) // two bytes each: the cut falls inside one
 	short := strings.Repeat("s", MaxStringBytes)
-	assert.NilError(t, w.Write(TypeToolCall, 1, map[string]any{
+	assert.NilError(t, w.Write(1, raw{TypeToolCall, map[string]any{
 		"args":  map[string]any{"content": long, "n": json.Number("12345678901234567890")},
 		"list":  []any{short, long},
 		"plain": "ok",
-	}))
-	assert.NilError(t, w.Write(TypeEnd, 1, map[string]any{"status": "passed"}))
+	}}))
+	assert.NilError(t, w.Write(1, raw{TypeEnd, map[string]any{"status": "passed"}}))
 	assert.NilError(t, w.Close())
 	evs, err := ReadFile(path)
 	assert.NilError(t, err)
@@ -197,4 +198,24 @@ func TestLongStringsAreCapped(t *testing.T) {
 	assert.Equal(t, string(got.Args["n"]), "12345678901234567890", "numbers are kept exactly")
 	assert.Equal(t, got.List[0], short, "a string at the cap is kept whole")
 	assert.Equal(t, got.Plain, "ok")
+}
+
+// raw is a payload of any type with any data, for the writer's own tests.
+type raw struct {
+	typ  string
+	data any
+}
+
+func (r raw) Type() string                 { return r.typ }
+func (r raw) MarshalJSON() ([]byte, error) { return json.Marshal(r.data) }
+
+// TestEveryPayloadKnowsItsType: Payloads, the reader and the schema are built from the
+// payload types, each under the type its Type method names.
+func TestEveryPayloadKnowsItsType(t *testing.T) {
+	assert.Equal(t, len(Payloads), len(payloads))
+	for _, p := range payloads {
+		mk, ok := Payloads[p.Type()]
+		assert.Assert(t, ok, p.Type())
+		assert.Equal(t, reflect.TypeOf(mk()).Elem(), reflect.TypeOf(p), p.Type())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -107,6 +108,19 @@ func (ReadFile) Execute(ctx context.Context, args tools.Args, ws *tools.Workspac
 		return tools.Failf(tools.CodeInvalidArgument, fmt.Sprintf("Give a start_line between 1 and %d.", max(sc.total, 1)),
 			"start_line %d is past the end of '%s', which has %s", start, rel, plural(sc.total, "line"))
 	}
+	return readResult(rel, fi, sc, readRange{start: start, end: end, ranged: ranged}, base64Mode)
+}
+
+// readRange is the lines read_file was asked for: start..end, ranged when either was given.
+type readRange struct {
+	start, end int
+	ranged     bool
+}
+
+// readResult renders what scanLines found: the content (or its base64) under a header
+// saying which lines it is, warnings first, and the metadata.
+func readResult(rel string, fi fs.FileInfo, sc scan, rg readRange, base64Mode bool) tools.Result {
+	start, end, ranged := rg.start, rg.end, rg.ranged
 	content := sc.out
 	if sc.truncated && !base64Mode {
 		content = cutToLine(content)

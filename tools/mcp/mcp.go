@@ -115,14 +115,24 @@ func Start(ctx context.Context, ws *tools.Workspace, opts Options) (*Server, err
 	return s, nil
 }
 
+// startError says why the handshake or the tool listing failed. A server that dies
+// breaks the pipe (a write's EPIPE, a read's EOF) a moment before its exit is seen: unless
+// the time ran out, wait that moment, as Execute does, so the error says the server exited.
 func startError(ctx context.Context, proc *exec.Process, what string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		select {
+		case <-proc.Exited():
+			return fmt.Errorf("%s: the server exited", what)
+		default:
+		}
+		return fmt.Errorf("%s: no answer in time: %w", what, err)
+	}
+	timer := time.NewTimer(exitWait)
+	defer timer.Stop()
 	select {
 	case <-proc.Exited():
 		return fmt.Errorf("%s: the server exited", what)
-	default:
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%s: no answer in time: %w", what, err)
+	case <-timer.C:
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -36,16 +36,7 @@ func (m *matcher) scan(r io.Reader, dir, name string, buf []byte, o readOpts, li
 	)
 	for {
 		if len(b) == cap(b) {
-			// A line longer than the buffer, or a whole file. Past a first doubling, which
-			// suffices for most long lines, make room for the rest of the file at once when
-			// r can tell its size, rather than leave a trail of doublings behind.
-			more := cap(b)
-			if s, ok := r.(sizer); ok && cap(b) > chunkSize {
-				if size, err := s.Size(); err == nil {
-					more = max(more, int(min(size, int64(o.limit)+1))-total+1)
-				}
-			}
-			b = slices.Grow(b, more)
+			b = grow(b, r, o.limit, total)
 		}
 		want := cap(b) - len(b)
 		n, err := r.Read(b[len(b):cap(b)])
@@ -65,17 +56,7 @@ func (m *matcher) scan(r io.Reader, dir, name string, buf []byte, o readOpts, li
 		if err != nil && !eof {
 			return nil, b, err
 		}
-		end := len(b) // the complete lines in b
-		switch {
-		case probe:
-			end = 0 // too little of the file to tell text from binary yet
-		case !eof && m.whole:
-			end = 0
-		case found >= limit:
-			end = len(b) // only the file's size is still in question
-		case !eof:
-			end = bytes.LastIndexByte(b, '\n') + 1
-		}
+		end := m.searchable(b, probe, eof, found >= limit)
 		if end > 0 && found < limit {
 			ms = m.find(b[:end], limit-found, ms[:0])
 			for _, x := range ms {
@@ -95,6 +76,35 @@ func (m *matcher) scan(r io.Reader, dir, name string, buf []byte, o readOpts, li
 }
 
 var newline = []byte{'\n'}
+
+// grow makes room in the full buffer b: a line longer than the buffer, or a whole file.
+// Past a first doubling, which suffices for most long lines, it makes room for the rest
+// of the file at once when r can tell its size (up to limit, total bytes read so far),
+// rather than leave a trail of doublings behind.
+func grow(b []byte, r io.Reader, limit, total int) []byte {
+	more := cap(b)
+	if s, ok := r.(sizer); ok && cap(b) > chunkSize {
+		if size, err := s.Size(); err == nil {
+			more = max(more, int(min(size, int64(limit)+1))-total+1)
+		}
+	}
+	return slices.Grow(b, more)
+}
+
+// searchable is how much of b can be searched now: its complete lines, all of it at the
+// end of the file or once enough lines were found (only the file's size is still in
+// question), none while the binary probe or a whole-file matcher waits for more.
+func (m *matcher) searchable(b []byte, probe, eof, enough bool) int {
+	switch {
+	case probe:
+		return 0 // too little of the file to tell text from binary yet
+	case !eof && m.whole:
+		return 0
+	case enough, eof:
+		return len(b)
+	}
+	return bytes.LastIndexByte(b, '\n') + 1
+}
 
 // sizer is a file that can tell its size.
 type sizer interface{ Size() (int64, error) }

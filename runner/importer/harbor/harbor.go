@@ -45,18 +45,21 @@ type taskTOML struct {
 		User       string            `toml:"user"`
 		Env        map[string]string `toml:"env"`
 	} `toml:"verifier"`
-	Environment struct {
-		DockerImage   string            `toml:"docker_image"`
-		CPUs          float64           `toml:"cpus"`
-		MemoryMB      int               `toml:"memory_mb"`
-		Memory        string            `toml:"memory"`
-		StorageMB     int               `toml:"storage_mb"`
-		GPUs          int               `toml:"gpus"`
-		AllowInternet *bool             `toml:"allow_internet"`
-		NetworkMode   string            `toml:"network_mode"`
-		Workdir       string            `toml:"workdir"`
-		Env           map[string]string `toml:"env"`
-	} `toml:"environment"`
+	Environment environmentTOML `toml:"environment"`
+}
+
+// environmentTOML is task.toml's [environment].
+type environmentTOML struct {
+	DockerImage   string            `toml:"docker_image"`
+	CPUs          float64           `toml:"cpus"`
+	MemoryMB      int               `toml:"memory_mb"`
+	Memory        string            `toml:"memory"`
+	StorageMB     int               `toml:"storage_mb"`
+	GPUs          int               `toml:"gpus"`
+	AllowInternet *bool             `toml:"allow_internet"`
+	NetworkMode   string            `toml:"network_mode"`
+	Workdir       string            `toml:"workdir"`
+	Env           map[string]string `toml:"env"`
 }
 
 // IsTask reports whether dir holds a task.toml.
@@ -88,40 +91,70 @@ func Convert(dir string) (importer.Spec, error) {
 	s.Tags = append(s.Tags, meta("category", tt.Metadata.Category)...)
 	s.Tags = append(append(s.Tags, meta("author", tt.Metadata.AuthorName)...), "source:harbor")
 
+	s.Notes = append(s.Notes, limits(&s, e)...)
+	s.Notes = append(s.Notes, environment(&s, tt)...)
+	if err := image(&s, dir, e.DockerImage); err != nil {
+		return s, err
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "solution", "solve.sh")); err == nil {
+		s.Solution = string(b)
+	} else {
+		s.Notes = append(s.Notes, "no solution/solve.sh: no reference:")
+	}
+	return s, tests(&s, dir)
+}
+
+// limits carries over the container's memory and network, and notes the limits runner
+// does not enforce.
+func limits(s *importer.Spec, e environmentTOML) []string {
+	var notes []string
 	if s.MemoryMB == 0 && e.Memory != "" {
+		var err error
 		if s.MemoryMB, err = megabytes(e.Memory); err != nil {
-			s.Notes = append(s.Notes, fmt.Sprintf("memory %q: %v; no memory limit", e.Memory, err))
+			notes = append(notes, fmt.Sprintf("memory %q: %v; no memory limit", e.Memory, err))
 		}
 	}
 	if e.StorageMB > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("storage_mb = %d: no disk limit", e.StorageMB))
+		notes = append(notes, fmt.Sprintf("storage_mb = %d: no disk limit", e.StorageMB))
 	}
 	if e.GPUs > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("gpus = %d: no GPUs are given to the container", e.GPUs))
+		notes = append(notes, fmt.Sprintf("gpus = %d: no GPUs are given to the container", e.GPUs))
 	}
 	switch {
 	case e.NetworkMode == "no-network":
 		s.Network = false
 	case e.NetworkMode != "" && e.NetworkMode != "public":
-		s.Notes = append(s.Notes, fmt.Sprintf("network_mode %q: the container gets the engine's default network", e.NetworkMode))
+		notes = append(notes, fmt.Sprintf("network_mode %q: the container gets the engine's default network", e.NetworkMode))
 	case e.AllowInternet != nil:
 		s.Network = *e.AllowInternet
 	}
+	return notes
+}
+
+// environment carries over the variables runner can give as they are, and notes the
+// verifier's user and variables, which it cannot.
+func environment(s *importer.Spec, tt taskTOML) []string {
+	var notes []string
 	if tt.Verifier.User != "" && tt.Verifier.User != tt.Agent.User {
-		s.Notes = append(s.Notes, fmt.Sprintf("verifier user %q: the tests run as the agent's user", tt.Verifier.User))
+		notes = append(notes, fmt.Sprintf("verifier user %q: the tests run as the agent's user", tt.Verifier.User))
 	}
 	s.Env = map[string]string{}
-	for k, v := range e.Env {
+	for k, v := range tt.Environment.Env {
 		if strings.Contains(v, "${") {
-			s.Notes = append(s.Notes, fmt.Sprintf("environment variable %s=%s needs Harbor's substitution; left out", k, v))
+			notes = append(notes, fmt.Sprintf("environment variable %s=%s needs Harbor's substitution; left out", k, v))
 			continue
 		}
 		s.Env[k] = v
 	}
 	if len(tt.Verifier.Env) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("[verifier.env] (%d variables): runner has one env for the agent and the tests, and does not give the agent the verifier's; left out", len(tt.Verifier.Env)))
+		notes = append(notes, fmt.Sprintf("[verifier.env] (%d variables): runner has one env for the agent and the tests, and does not give the agent the verifier's; left out", len(tt.Verifier.Env)))
 	}
+	return notes
+}
 
+// image finds the task's Dockerfile (else its docker_image) and the variables of a
+// compose file next to it.
+func image(s *importer.Spec, dir, dockerImage string) error {
 	envDir := filepath.Join(dir, "environment")
 	if df := filepath.Join(envDir, "Dockerfile"); importer.Exists(df) {
 		s.Dockerfile = df
@@ -129,13 +162,13 @@ func Convert(dir string) (importer.Spec, error) {
 			s.Workdir = wd
 		}
 	} else {
-		s.Image = e.DockerImage
+		s.Image = dockerImage
 	}
 	for _, n := range []string{"docker-compose.yaml", "docker-compose.yml"} {
 		if cf := filepath.Join(envDir, n); importer.Exists(cf) {
 			_, env, notes, err := importer.Compose(cf)
 			if err != nil {
-				return s, err
+				return err
 			}
 			s.Notes = append(s.Notes, notes...)
 			for k, v := range env {
@@ -144,21 +177,20 @@ func Convert(dir string) (importer.Spec, error) {
 		}
 	}
 	if s.Dockerfile == "" && s.Image == "" {
-		return s, fmt.Errorf("no environment/Dockerfile and no docker_image in task.toml")
+		return fmt.Errorf("no environment/Dockerfile and no docker_image in task.toml")
 	}
 	if s.Workdir == "/app" {
 		s.Workdir = ""
 	}
+	return nil
+}
 
-	if b, err := os.ReadFile(filepath.Join(dir, "solution", "solve.sh")); err == nil {
-		s.Solution = string(b)
-	} else {
-		s.Notes = append(s.Notes, "no solution/solve.sh: no reference:")
-	}
-
+// tests reads tests/test.sh: the verify files, the command, the results' format and the
+// reward file.
+func tests(s *importer.Spec, dir string) error {
 	test, err := os.ReadFile(filepath.Join(dir, "tests", "test.sh"))
 	if err != nil {
-		return s, fmt.Errorf("tests/test.sh: %w", err)
+		return fmt.Errorf("tests/test.sh: %w", err)
 	}
 	s.VerifyCopy = filepath.Join(dir, "tests")
 	s.TestCommand = "mkdir -p /logs/verifier /logs/agent && if command -v bash >/dev/null 2>&1; then bash " + testDir + "/test.sh; else sh " + testDir + "/test.sh; fi"
@@ -172,7 +204,7 @@ func Convert(dir string) (importer.Spec, error) {
 	} else {
 		s.ScoreFile, s.RewardPasses = rewardTxt, true
 	}
-	return s, nil
+	return nil
 }
 
 func meta(key, value string) []string {

@@ -73,6 +73,18 @@ func Convert(dir string) (importer.Spec, error) {
 		s.Notes = append(s.Notes, "run_tests_in_same_shell: the tests run in a fresh shell of the same container")
 	}
 
+	if err := image(&s, dir); err != nil {
+		return s, err
+	}
+	if err := solution(&s, dir); err != nil {
+		return s, err
+	}
+	return s, tests(&s, dir, tf.ParserName)
+}
+
+// image finds the task's Dockerfile, else the image of its compose file, and the compose
+// file's variables.
+func image(s *importer.Spec, dir string) error {
 	if df := filepath.Join(dir, "Dockerfile"); importer.Exists(df) {
 		s.Dockerfile = df
 		if wd := importer.DockerfileWorkdir(df); wd != "" && wd != "/app" {
@@ -82,7 +94,7 @@ func Convert(dir string) (importer.Spec, error) {
 	if cf := composeFile(dir); cf != "" {
 		image, env, notes, err := importer.Compose(cf)
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.Notes = append(s.Notes, notes...)
 		for k, v := range env {
@@ -93,14 +105,18 @@ func Convert(dir string) (importer.Spec, error) {
 		}
 	}
 	if s.Dockerfile == "" && s.Image == "" {
-		return s, fmt.Errorf("no Dockerfile and no image in docker-compose.yaml")
+		return fmt.Errorf("no Dockerfile and no image in docker-compose.yaml")
 	}
+	return nil
+}
 
+// solution reads solution.sh, the reference the oracle plays.
+func solution(s *importer.Spec, dir string) error {
 	switch {
 	case importer.Exists(filepath.Join(dir, "solution.sh")):
 		b, err := os.ReadFile(filepath.Join(dir, "solution.sh"))
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.Solution = string(b)
 	case importer.Exists(filepath.Join(dir, "solution.yaml")):
@@ -108,24 +124,29 @@ func Convert(dir string) (importer.Spec, error) {
 	default:
 		s.Notes = append(s.Notes, "no solution.sh: no reference:")
 	}
+	return nil
+}
 
+// tests reads run-tests.sh and the tests directory: the verify files, the command and the
+// results' format.
+func tests(s *importer.Spec, dir, parser string) error {
 	runTests := filepath.Join(dir, "run-tests.sh")
 	script, err := os.ReadFile(runTests)
 	if err != nil {
-		return s, fmt.Errorf("run-tests.sh: %w", err)
+		return fmt.Errorf("run-tests.sh: %w", err)
 	}
 	s.VerifyFiles = map[string]string{"run-tests.sh": string(script)}
 	if fi, err := os.Stat(filepath.Join(dir, "tests")); err == nil && fi.IsDir() {
 		s.VerifyCopy = filepath.Join(dir, "tests")
 	}
 	s.TestCommand = "if command -v bash >/dev/null 2>&1; then bash " + testDir + "/run-tests.sh; else sh " + testDir + "/run-tests.sh; fi"
-	switch tf.ParserName {
+	switch parser {
 	case "", "pytest":
 		s.Format = "pytest"
 	default:
-		s.Notes = append(s.Notes, fmt.Sprintf("parser %q: the tests' exit code decides, without per-test results", tf.ParserName))
+		s.Notes = append(s.Notes, fmt.Sprintf("parser %q: the tests' exit code decides, without per-test results", parser))
 	}
-	return s, nil
+	return nil
 }
 
 func composeFile(dir string) string {

@@ -1,19 +1,22 @@
-// Package anthropic is the model provider for Anthropic's Messages API, through the
-// official SDK (github.com/anthropics/anthropic-sdk-go). Tool calls are tool_use blocks
-// and their results go back as tool_result blocks in the next user turn.
+// Package anthropic is the model provider for Anthropic's Messages API (/v1/messages,
+// streamed as server-sent events with --stream), spoken over plain net/http with types of
+// its own. Tool calls are tool_use blocks and their results go back as tool_result blocks
+// in the next user turn.
+//
+// The official SDK (github.com/anthropics/anthropic-sdk-go) is not linked into the runner:
+// it and the OpenTelemetry packages it brings are 46 of the binary's packages and a large
+// part of its cold build. It is this package's test oracle instead: conformance_test.go
+// sends the same conversations through both and holds this client to the SDK's requests
+// and to the SDK's reading of the same responses; differences_test.go pins where they part.
 package anthropic
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"strings"
-	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
@@ -27,14 +30,17 @@ const DefaultBaseURL = "https://api.anthropic.com"
 // DefaultMaxTokens is max_tokens when the task sets none: the API requires one.
 const DefaultMaxTokens = 4096
 
+// apiVersion is the anthropic-version header, the API version the SDK speaks.
+const apiVersion = "2023-06-01"
+
 // Config configures a Model: the model name, ANTHROPIC_BASE_URL ("" means DefaultBaseURL), ANTHROPIC_API_KEY.
 type Config = model.ClientConfig
 
 // Model talks to one Anthropic model. It is safe for concurrent use.
 type Model struct {
-	cfg    Config
-	client sdk.MessageService
-	tools  toolcache.Cache[[]sdk.ToolUnionParam]
+	cfg      Config
+	endpoint string // BASE/v1/messages
+	tools    toolcache.Cache[json.RawMessage]
 }
 
 // New returns a Model for cfg. It makes no request.
@@ -46,17 +52,7 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("anthropic: ANTHROPIC_API_KEY is not set")
 	}
 	cfg = cfg.WithDefaults(DefaultBaseURL)
-	// The Messages service alone, not the SDK's whole client: that one links every
-	// Anthropic API into the binary and reads ANTHROPIC_* itself. The runner reads the
-	// environment (tests inject it) and retries itself.
-	client := sdk.NewMessageService(
-		option.WithEnvironmentProduction(),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithMaxRetries(0),
-	)
-	return &Model{cfg: cfg, client: client}, nil
+	return &Model{cfg: cfg, endpoint: cfg.BaseURL + "/v1/messages"}, nil
 }
 
 // Name returns "anthropic:MODEL".
@@ -67,21 +63,22 @@ func (m *Model) Host() string { return model.RedactURL(m.cfg.BaseURL) }
 
 // Step sends the conversation to /v1/messages.
 func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
-	params, err := m.params(req)
+	body, err := m.request(req)
 	if err != nil {
 		return nil, err
 	}
-	var msg *sdk.Message
+	var msg *message
 	if m.cfg.Stream {
-		msg, err = m.stream(ctx, params)
+		body.Stream = true
+		msg, err = m.stream(ctx, body)
 	} else {
-		msg, err = m.client.New(ctx, params)
+		msg, err = m.create(ctx, body)
 	}
 	if err != nil {
 		return nil, m.providerError(err)
 	}
 	out := &model.Response{
-		Model: string(msg.Model),
+		Model: msg.Model,
 		Usage: model.Usage{PromptTokens: int(msg.Usage.InputTokens), CompletionTokens: int(msg.Usage.OutputTokens)},
 	}
 	var text strings.Builder
@@ -90,8 +87,8 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			args := b.Input
-			if len(bytes.TrimSpace(args)) == 0 {
+			args := bytes.TrimSpace(b.Input)
+			if len(args) == 0 || string(args) == "null" { // as the SDK reads it
 				args = json.RawMessage("{}")
 			}
 			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
@@ -101,78 +98,78 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	return out, nil
 }
 
-// stream reads the events into one message with the SDK's accumulator.
-func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams) (*sdk.Message, error) {
-	s := m.client.NewStreaming(ctx, params)
-	defer s.Close()
-	var acc sdk.Message
-	stopped := false
-	for s.Next() {
-		ev := s.Current()
-		if err := acc.Accumulate(ev); err != nil {
-			return nil, &model.ProviderError{Provider: "anthropic", Host: m.Host(), Message: "unexpected stream: " + err.Error(), Err: err}
-		}
-		stopped = stopped || ev.Type == "message_stop"
-	}
-	if err := s.Err(); err != nil {
+// create makes one request for the whole answer as one JSON body.
+func (m *Model) create(ctx context.Context, body *messagesRequest) (*message, error) {
+	resp, err := m.post(ctx, body)
+	if err != nil {
 		return nil, err
 	}
-	if !stopped {
-		// A body that ends without message_stop was cut off, most likely by a dropped
-		// connection: the same request may well succeed.
-		return nil, &model.ProviderError{Provider: "anthropic", Host: m.Host(), Temporary: true,
-			Message: "connection dropped: the stream ended before message_stop"}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return nil, statusError(resp)
 	}
-	return &acc, nil
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		// A body cut short is a failed connection, whatever half of it would parse as.
+		return nil, fmt.Errorf("read response body: %w", err)
+	}
+	if !isJSON(resp.Header.Get("Content-Type")) {
+		return nil, &badResponse{fmt.Errorf("a %s body, not JSON: %s", resp.Header.Get("Content-Type"), model.Truncate(string(raw), 200))}
+	}
+	var msg message
+	// A decoder, as the SDK reads the body: an empty or truncated one is io.EOF or
+	// io.ErrUnexpectedEOF, a connection that ended early, and is retried.
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&msg); err != nil {
+		return nil, fmt.Errorf("decode response: %w", err)
+	}
+	return &msg, nil
 }
 
-// params translates a neutral request. System messages become the system prompt; a tool
+// request translates a neutral request. System messages become the system prompt; a tool
 // message becomes a tool_result block, and blocks of one role in a row share a turn, as
 // the API wants every result of a turn's calls in the next user message.
-func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: DefaultMaxTokens}
+func (m *Model) request(req *model.Request) (*messagesRequest, error) {
+	p := &messagesRequest{Model: m.cfg.Model, MaxTokens: DefaultMaxTokens}
 	o := req.Options
 	if o.MaxTokens > 0 {
 		p.MaxTokens = int64(o.MaxTokens)
 	}
-	if o.Temperature != nil {
-		p.Temperature = sdk.Float(*o.Temperature)
-	}
-	if o.TopP != nil {
-		p.TopP = sdk.Float(*o.TopP)
-	}
+	p.Temperature, p.TopP = o.Temperature, o.TopP
 	var err error
 	if p.Tools, err = m.tools.Get(req.Tools, renderTools); err != nil {
-		return p, err
+		return nil, err
 	}
-	add := func(role sdk.MessageParamRole, blocks ...sdk.ContentBlockParamUnion) {
+	add := func(role string, blocks ...block) {
 		if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
 			p.Messages[n-1].Content = append(p.Messages[n-1].Content, blocks...)
 			return
 		}
-		p.Messages = append(p.Messages, sdk.MessageParam{Role: role, Content: blocks})
+		p.Messages = append(p.Messages, turn{Role: role, Content: blocks})
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case model.RoleSystem:
-			p.System = append(p.System, sdk.TextBlockParam{Text: msg.Content})
+			p.System = append(p.System, textBlock{Type: "text", Text: msg.Content})
 		case model.RoleUser:
-			add(sdk.MessageParamRoleUser, sdk.NewTextBlock(nonEmpty(msg.Content)))
+			add("user", textOf(nonEmpty(msg.Content)))
 		case model.RoleTool:
-			add(sdk.MessageParamRoleUser, sdk.NewToolResultBlock(msg.ToolCallID, nonEmpty(msg.Content), false))
+			add("user", block{Type: "tool_result", ToolUseID: msg.ToolCallID, IsError: new(bool),
+				Content: []textBlock{{Type: "text", Text: nonEmpty(msg.Content)}}})
 		case model.RoleAssistant:
-			var blocks []sdk.ContentBlockParamUnion
+			var blocks []block
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
-				blocks = append(blocks, sdk.NewTextBlock(nonEmpty(msg.Content)))
+				blocks = append(blocks, textOf(nonEmpty(msg.Content)))
 			}
 			for _, tc := range msg.ToolCalls {
-				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, inputObject(tc.Arguments), tc.Name))
+				blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: inputObject(tc.Arguments)})
 			}
-			add(sdk.MessageParamRoleAssistant, blocks...)
+			add("assistant", blocks...)
 		}
 	}
 	return p, nil
 }
+
+func textOf(s string) block { return block{Type: "text", Text: s} }
 
 // nonEmpty stands in for empty text, which the API rejects in a text block.
 func nonEmpty(s string) string {
@@ -197,79 +194,45 @@ func inputObject(raw json.RawMessage) json.RawMessage {
 }
 
 // renderTools renders specs through the shared renderer, so every provider shows the
-// model the same schemas.
-func renderTools(specs []tools.Spec) ([]sdk.ToolUnionParam, error) {
+// model the same schemas, and encodes them once: every request of a run sends the same.
+// input_schema is always of type object, as the SDK sends it.
+func renderTools(specs []tools.Spec) (json.RawMessage, error) {
 	if len(specs) == 0 {
 		return nil, nil // no "tools": [] for a request without tools
 	}
-	out := make([]sdk.ToolUnionParam, 0, len(specs))
+	out := make([]map[string]any, 0, len(specs))
 	for _, t := range format.Anthropic(specs) {
-		name, _ := t["name"].(string)
-		desc, _ := t["description"].(string)
 		schema, _ := t["input_schema"].(map[string]any)
-		in := sdk.ToolInputSchemaParam{ExtraFields: map[string]any{}}
+		in := map[string]any{"type": "object"}
 		for k, v := range schema {
 			switch k {
 			case "type":
-			case "properties":
-				in.Properties = v
-			case "required":
+			case "required": // names only, and none at all rather than []
+				var names []string
 				list, _ := v.([]any)
 				for _, r := range list {
 					if name, ok := r.(string); ok {
-						in.Required = append(in.Required, name)
+						names = append(names, name)
 					}
 				}
+				if len(names) > 0 {
+					in[k] = names
+				}
 			default:
-				in.ExtraFields[k] = v
+				if v != nil {
+					in[k] = v
+				}
 			}
 		}
-		tool := sdk.ToolParam{Name: name, InputSchema: in}
-		if desc != "" {
-			tool.Description = sdk.String(desc)
+		tool := map[string]any{"name": t["name"], "input_schema": in}
+		if desc, _ := t["description"].(string); desc != "" {
+			tool["description"] = desc
 		}
-		out = append(out, sdk.ToolUnionParam{OfTool: &tool})
+		out = append(out, tool)
 	}
-	return out, nil
-}
-
-// providerError maps the SDK's errors to a classified ProviderError.
-func (m *Model) providerError(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &model.ProviderError{Provider: "anthropic", Host: m.Host(), Err: err}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encode tools: %w", err)
 	}
-	var pe *model.ProviderError
-	if errors.As(err, &pe) {
-		return err
-	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) && apiErr.StatusCode != 0 {
-		var retryAfter time.Duration
-		if apiErr.Response != nil {
-			retryAfter, _ = model.ParseRetryAfter(apiErr.Response.Header.Get("Retry-After"), time.Now())
-		}
-		return model.HTTPError("anthropic", m.Host(), apiErr.StatusCode, errorMessage(apiErr), retryAfter, err)
-	}
-	pe = model.TransportError("anthropic", m.Host(), err)
-	if !pe.Temporary {
-		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-	}
-	return pe
-}
-
-// errorMessage is the message of the API's error body, {"type":"error","error":{...}}.
-func errorMessage(e *sdk.Error) string {
-	var body struct {
-		Error struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(e.RawJSON()), &body) == nil && body.Error.Message != "" {
-		if body.Error.Type != "" {
-			return body.Error.Type + ": " + body.Error.Message
-		}
-		return body.Error.Message
-	}
-	return strings.TrimSpace(e.RawJSON())
+	return b, nil
 }

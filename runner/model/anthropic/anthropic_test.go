@@ -15,7 +15,7 @@ import (
 func TestParamsMapping(t *testing.T) {
 	m, err := New(Config{Model: "claude-x", APIKey: "k"})
 	assert.NilError(t, err)
-	p, err := m.params(&model.Request{Messages: []model.Message{
+	p, err := m.request(&model.Request{Messages: []model.Message{
 		{Role: model.RoleSystem, Content: "sys"},
 		{Role: model.RoleUser, Content: "go"},
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
@@ -33,9 +33,9 @@ func TestParamsMapping(t *testing.T) {
 	body := string(b)
 	assert.Equal(t, len(p.Messages), 5, body)
 	assert.Equal(t, len(p.Messages[2].Content), 2, body)
-	assert.Assert(t, strings.Contains(body, `"system":[{"text":"sys","type":"text"}]`), body)
+	assert.Assert(t, strings.Contains(body, `"system":[{"type":"text","text":"sys"}]`), body)
 	assert.Assert(t, strings.Contains(body, `"input":{"path":"a"}`), body)
-	assert.Assert(t, strings.Contains(body, `"input":{},"name":"list_dir"`), body)
+	assert.Assert(t, strings.Contains(body, `"name":"list_dir","input":{}`), body)
 	assert.Assert(t, strings.Contains(body, `"tool_use_id":"t2"`), body)
 	assert.Assert(t, !strings.Contains(body, `"text":""`), body)
 	assert.Equal(t, p.MaxTokens, int64(DefaultMaxTokens))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -203,13 +204,31 @@ func assertSameRequests(t *testing.T, sdk, ours []recorded) {
 		assert.Equal(t, o.Query, s.Query)
 		assert.Assert(t, o.ContentLength > 0 && s.ContentLength > 0)
 		assert.DeepEqual(t, comparable(o.Header), comparable(s.Header))
+		assertSameTimeout(t, o.Header, s.Header)
 		assertSameJSON(t, o.Body, s.Body)
 	}
 }
 
+// assertSameTimeout: both send x-server-timeout or neither, and the same number of whole
+// seconds but for the time between the two requests of one shared deadline: on a loaded
+// machine the second may start after the first's deadline crossed a whole second.
+func assertSameTimeout(t *testing.T, ours, sdk http.Header) {
+	t.Helper()
+	o, s := ours.Get("X-Server-Timeout"), sdk.Get("X-Server-Timeout")
+	assert.Equal(t, o == "", s == "", "x-server-timeout: ours %q, the SDK's %q", o, s)
+	if o == "" {
+		return
+	}
+	on, err := strconv.Atoi(o)
+	assert.NilError(t, err)
+	sn, err := strconv.Atoi(s)
+	assert.NilError(t, err)
+	assert.Assert(t, sn-on >= 0 && sn-on <= 1, "x-server-timeout: ours %d, the SDK's %d", on, sn)
+}
+
 func comparable(h http.Header) http.Header {
 	h = h.Clone()
-	for _, k := range []string{"User-Agent", "X-Goog-Api-Client", "Content-Length"} {
+	for _, k := range []string{"User-Agent", "X-Goog-Api-Client", "Content-Length", "X-Server-Timeout"} {
 		h.Del(k)
 	}
 	return h

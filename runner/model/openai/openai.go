@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strings"
 	"time"
 
@@ -36,6 +37,8 @@ type Model struct {
 	tools  toolcache.Cache[[]goopenai.Tool]
 	msgs   msgcache.Cache // each message's encoding, for splicer
 	splice bool           // go-openai's requests have the shape splicer needs
+	// completionTokens sends the token cap as max_completion_tokens (see usesCompletionTokens).
+	completionTokens bool
 }
 
 // New returns a Model for cfg. It makes no request.
@@ -47,7 +50,8 @@ func New(cfg Config) (*Model, error) {
 	conf := goopenai.DefaultConfig(cfg.APIKey)
 	conf.BaseURL = cfg.BaseURL
 	conf.HTTPClient = &splicer{next: wire.Client(cfg.HTTPClient, wire.ArgsString), host: cfg.BaseURL}
-	return &Model{cfg: cfg, client: goopenai.NewClientWithConfig(conf), splice: canSplice(cfg.Model)}, nil
+	return &Model{cfg: cfg, client: goopenai.NewClientWithConfig(conf), splice: canSplice(cfg.Model),
+		completionTokens: usesCompletionTokens(cfg.BaseURL, cfg.Model)}, nil
 }
 
 // Name returns "openai:MODEL".
@@ -114,8 +118,8 @@ func (m *Model) chatRequest(req *model.Request, msgs []goopenai.ChatCompletionMe
 		creq.Seed = &seed
 	}
 	if o.MaxTokens > 0 {
-		if reasoningModel(m.cfg.Model) {
-			creq.MaxCompletionTokens = o.MaxTokens // these reject max_tokens
+		if m.completionTokens {
+			creq.MaxCompletionTokens = o.MaxTokens
 		} else {
 			creq.MaxTokens = o.MaxTokens // what compatible servers understand
 		}
@@ -144,7 +148,19 @@ func renderTools(specs []tools.Spec) ([]goopenai.Tool, error) {
 	return out, nil
 }
 
-func reasoningModel(name string) bool {
+// usesCompletionTokens reports whether the token cap goes as max_completion_tokens rather
+// than max_tokens. OpenAI (and Azure OpenAI) deprecated max_tokens for it, and their
+// reasoning models (o1, o3, o4, gpt-5...) reject max_tokens with a 400, under whatever
+// host serves them ("openai/o3-mini" at a gateway too). Other servers that copy the API
+// (Ollama's /v1, older vLLM and llama.cpp) know only max_tokens, so they keep it.
+func usesCompletionTokens(baseURL, name string) bool {
+	if u, err := url.Parse(baseURL); err == nil {
+		host := strings.ToLower(u.Hostname())
+		if host == "api.openai.com" || strings.HasSuffix(host, ".openai.azure.com") {
+			return true
+		}
+	}
+	name = strings.ToLower(name[strings.LastIndex(name, "/")+1:])
 	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
 		if strings.HasPrefix(name, p) {
 			return true

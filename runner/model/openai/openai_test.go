@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -272,4 +273,54 @@ func TestNewDefaultsAndErrors(t *testing.T) {
 	assert.Equal(t, m.Host(), openai.DefaultBaseURL)
 	_, err = openai.New(openai.Config{})
 	assert.ErrorContains(t, err, "missing model name")
+}
+
+// toServer sends every request to srv, whatever host its URL names.
+type toServer struct{ srv *fakellm.Server }
+
+func (r toServer) RoundTrip(req *http.Request) (*http.Response, error) {
+	u, err := url.Parse(r.srv.OpenAIURL())
+	if err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host = u.Scheme, u.Host
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// OpenAI's reasoning models reject max_tokens ("Unsupported parameter: 'max_tokens' ...
+// use 'max_completion_tokens'"), and OpenAI deprecated it for every model: its API gets
+// max_completion_tokens; servers that copy the API, which may know only max_tokens, keep it.
+func TestTheTokenCapIsMaxCompletionTokensForOpenAIAndItsReasoningModels(t *testing.T) {
+	for _, c := range []struct {
+		name, baseURL, model, want string
+	}{
+		{"o1 on a gateway", "", "o1-mini", "max_completion_tokens"},
+		{"o3 under a vendor prefix", "", "openai/o3-mini", "max_completion_tokens"},
+		{"gpt-5", "", "GPT-5-mini", "max_completion_tokens"},
+		{"any model on OpenAI's API", "https://api.openai.com/v1", "gpt-4o-mini", "max_completion_tokens"},
+		{"Azure OpenAI", "https://me.openai.azure.com/v1", "gpt-4o", "max_completion_tokens"},
+		{"a compatible server", "", "llama3.1", "max_tokens"},
+		{"a model whose name only contains o1", "", "qwen-o1-style", "max_tokens"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := start(t, fakellm.Script{Replies: []fakellm.Reply{fakellm.Text("ok")}})
+			cfg := openai.Config{Model: c.model, BaseURL: srv.OpenAIURL()}
+			if c.baseURL != "" {
+				cfg.BaseURL, cfg.HTTPClient = c.baseURL, &http.Client{Transport: toServer{srv}}
+			}
+			m, err := openai.New(cfg)
+			assert.NilError(t, err)
+			req := request()
+			req.Options = model.Options{MaxTokens: 100} // go-openai refuses a temperature for o1
+			_, err = m.Step(context.Background(), req)
+			assert.NilError(t, err)
+			var body map[string]any
+			assert.NilError(t, json.Unmarshal(srv.Requests()[0].Body, &body))
+			assert.Equal(t, body[c.want], float64(100), "%s", srv.Requests()[0].Body)
+			other := map[string]string{"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}[c.want]
+			_, sent := body[other]
+			assert.Assert(t, !sent, "%s sent too: %s", other, srv.Requests()[0].Body)
+		})
+	}
 }

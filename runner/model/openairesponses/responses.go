@@ -1,23 +1,30 @@
 // Package openairesponses is the model provider for OpenAI's Responses API, which newer
-// OpenAI models and some servers prefer to Chat Completions, through the official SDK
-// (github.com/openai/openai-go/v3, its responses package; go-openai has no Responses API). Each request sends
-// the whole conversation as input items with store=false, so no state is left on the
-// server and a retried step asks exactly the same question.
+// OpenAI models and some servers prefer to Chat Completions, through go-openai
+// (github.com/sashabaranov/go-openai), the client the openai provider uses too. Each
+// request sends the whole conversation as input items with store=false, so no state is
+// left on the server and a retried step asks exactly the same question.
+//
+// The official SDK (github.com/openai/openai-go) is not linked into the runner: it was 25
+// of the binary's packages for this one endpoint. It is this package's test oracle
+// instead: conformance_test.go sends the same conversations through both and holds this
+// client to the SDK's requests and its reading of the same responses; differences_test.go
+// pins where they part.
 package openairesponses
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/responses"
+	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
+	"github.com/agentrunner/runner/runner/model/internal/wire"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/format"
 )
@@ -31,8 +38,8 @@ type Config = model.ClientConfig
 // Model talks to one model through /responses. It is safe for concurrent use.
 type Model struct {
 	cfg    Config
-	client responses.ResponseService
-	tools  toolcache.Cache[[]responses.ToolUnionParam]
+	client *goopenai.Client
+	tools  toolcache.Cache[[]goopenai.ResponseTool]
 }
 
 // New returns a Model for cfg. It makes no request.
@@ -41,16 +48,11 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("openai-responses: missing model name (e.g. openai-responses:gpt-5-mini)")
 	}
 	cfg = cfg.WithDefaults(DefaultBaseURL)
-	// The Responses service alone, not the SDK's whole client: that one links every
-	// OpenAI API into the binary (five times its size) and reads OPENAI_* itself. The
-	// runner reads the environment (tests inject it) and retries itself.
-	client := responses.NewResponseService(
-		option.WithAPIKey(cfg.APIKey),
-		option.WithBaseURL(cfg.BaseURL+"/"),
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithMaxRetries(0),
-	)
-	return &Model{cfg: cfg, client: client}, nil
+	conf := goopenai.DefaultConfig(cfg.APIKey)
+	conf.BaseURL = cfg.BaseURL
+	// wire keeps the status and Retry-After of an error response, which go-openai drops.
+	conf.HTTPClient = wire.Client(cfg.HTTPClient, wire.ArgsString)
+	return &Model{cfg: cfg, client: goopenai.NewClientWithConfig(conf)}, nil
 }
 
 // Name returns "openai-responses:MODEL".
@@ -65,148 +67,205 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	if err != nil {
 		return nil, err
 	}
-	var resp *responses.Response
+	ctx, capture := wire.WithCapture(ctx)
+	var resp *goopenai.CreateResponseResponse
 	if m.cfg.Stream {
 		resp, err = m.stream(ctx, params)
 	} else {
-		resp, err = m.client.New(ctx, params)
+		var r goopenai.CreateResponseResponse
+		r, err = m.client.CreateResponse(ctx, params)
+		resp = &r
 	}
 	if err != nil {
-		return nil, m.providerError(err)
+		return nil, m.providerError(err, capture)
 	}
-	if resp.Status == responses.ResponseStatusFailed || resp.Error.Message != "" {
-		return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: "response failed: " + resp.Error.Message}
+	if resp.Status == "failed" || resp.Error != nil && resp.Error.Message != "" {
+		return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: "response failed: " + failure(resp)}
 	}
-	out := &model.Response{
-		Model: string(resp.Model),
-		Usage: model.Usage{PromptTokens: int(resp.Usage.InputTokens), CompletionTokens: int(resp.Usage.OutputTokens)},
+	out := &model.Response{Model: resp.Model}
+	if u := resp.Usage; u != nil {
+		out.Usage = model.Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens}
 	}
-	for _, item := range resp.Output {
+	for _, raw := range resp.Output {
+		item, err := outputItem(raw)
+		if err != nil {
+			return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(),
+				Message: "unexpected response: " + model.Truncate(err.Error(), 300), Err: err}
+		}
 		switch item.Type {
 		case "message":
-			for _, c := range item.AsMessage().Content {
+			for _, c := range item.Content {
 				if c.Type == "output_text" {
 					out.Content += c.Text
 				}
 			}
 		case "function_call":
-			fc := item.AsFunctionCall()
-			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: fc.CallID, Name: fc.Name, Arguments: model.ArgsFromText(fc.Arguments)})
+			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: item.CallID, Name: item.Name, Arguments: model.ArgsFromText(item.Arguments)})
 		}
 	}
 	return out, nil
 }
 
+// outputItem reads one item of a response's output, which go-openai leaves untyped.
+func outputItem(raw any) (*goopenai.ResponseOutputItem, error) {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var item goopenai.ResponseOutputItem
+	if err := json.Unmarshal(b, &item); err != nil {
+		return nil, fmt.Errorf("output item: %w", err)
+	}
+	return &item, nil
+}
+
+// failure is the message of a failed response.
+func failure(r *goopenai.CreateResponseResponse) string {
+	if r.Error == nil {
+		return ""
+	}
+	return r.Error.Message
+}
+
 // stream reads events until response.completed, which carries the whole response.
-func (m *Model) stream(ctx context.Context, params responses.ResponseNewParams) (*responses.Response, error) {
-	s := m.client.NewStreaming(ctx, params)
+func (m *Model) stream(ctx context.Context, params goopenai.CreateResponseRequest) (*goopenai.CreateResponseResponse, error) {
+	s, err := m.client.CreateResponseStream(ctx, params)
+	if err != nil {
+		return nil, err
+	}
 	defer s.Close()
-	for s.Next() {
-		ev := s.Current()
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 		switch ev.Type {
-		case "response.completed", "response.incomplete":
-			r := ev.Response
-			return &r, nil
-		case "response.failed":
-			return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: "response failed: " + ev.Response.Error.Message}
-		case "error":
+		case goopenai.ResponseStreamEventCompleted, goopenai.ResponseStreamEventIncomplete:
+			if ev.Response == nil {
+				return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: "unexpected response: " + string(ev.Type) + " without a response"}
+			}
+			return ev.Response, nil
+		case goopenai.ResponseStreamEventFailed:
+			msg := ""
+			if ev.Response != nil {
+				msg = failure(ev.Response)
+			}
+			return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: "response failed: " + msg}
+		case goopenai.ResponseStreamEventError:
 			return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: strings.TrimSpace(ev.Code + " " + ev.Message)}
 		}
-	}
-	if err := s.Err(); err != nil {
-		return nil, err
 	}
 	return nil, &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Temporary: true,
 		Message: "connection dropped: the stream ended before response.completed"}
 }
 
+// functionCall is an input item that replays a call the model made.
+type functionCall struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
 // params translates a neutral request into input items: system messages become the
 // instructions, calls function_call items and results function_call_output items.
-func (m *Model) params(req *model.Request) (responses.ResponseNewParams, error) {
-	p := responses.ResponseNewParams{Model: m.cfg.Model, Store: param.NewOpt(false)}
+func (m *Model) params(req *model.Request) (goopenai.CreateResponseRequest, error) {
+	store := false
+	p := goopenai.CreateResponseRequest{Model: m.cfg.Model, Store: &store}
 	var err error
 	if p.Tools, err = m.tools.Get(req.Tools, renderTools); err != nil {
 		return p, err
 	}
 	o := req.Options
 	if o.Temperature != nil {
-		p.Temperature = param.NewOpt(*o.Temperature)
+		t := float32(*o.Temperature)
+		p.Temperature = &t
 	}
 	if o.TopP != nil {
-		p.TopP = param.NewOpt(*o.TopP)
+		t := float32(*o.TopP)
+		p.TopP = &t
 	}
 	if o.MaxTokens > 0 {
-		p.MaxOutputTokens = param.NewOpt(int64(o.MaxTokens))
+		p.MaxOutputTokens = o.MaxTokens
 	}
 	var system []string
-	var items responses.ResponseInputParam
+	items := []any{}
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case model.RoleSystem:
 			system = append(system, msg.Content)
 		case model.RoleUser:
-			items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleUser))
+			items = append(items, goopenai.ResponseInputMessage{Role: "user", Content: msg.Content})
 		case model.RoleAssistant:
 			if msg.Content != "" {
-				items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleAssistant))
+				items = append(items, goopenai.ResponseInputMessage{Role: "assistant", Content: msg.Content})
 			}
 			for _, tc := range msg.ToolCalls {
-				items = append(items, responses.ResponseInputItemParamOfFunctionCall(model.ArgsText(tc.Arguments), tc.ID, tc.Name))
+				items = append(items, functionCall{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: model.ArgsText(tc.Arguments)})
 			}
 		case model.RoleTool:
-			item := responses.ResponseInputItemParamOfFunctionCallOutput(msg.Content)
-			item.OfFunctionCallOutput.CallID = param.NewOpt(msg.ToolCallID)
-			items = append(items, item)
+			items = append(items, goopenai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: msg.ToolCallID, Output: msg.Content})
 		}
 	}
-	if len(system) > 0 {
-		p.Instructions = param.NewOpt(strings.Join(system, "\n\n"))
-	}
-	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	p.Instructions = strings.Join(system, "\n\n")
+	p.Input = items
 	return p, nil
 }
 
-// renderTools renders specs through the shared renderer as function tools. strict is
-// off: strict mode wants every property required and no free-form objects.
-func renderTools(specs []tools.Spec) ([]responses.ToolUnionParam, error) {
+// renderTools renders specs through the shared renderer as function tools, each schema
+// encoded once. strict is off, and said so: the Responses API turns it on by default,
+// and strict mode wants every property required and no free-form objects.
+func renderTools(specs []tools.Spec) ([]goopenai.ResponseTool, error) {
 	if len(specs) == 0 {
 		return nil, nil // no "tools": [] for a request without tools
 	}
-	out := make([]responses.ToolUnionParam, 0, len(specs))
+	out := make([]goopenai.ResponseTool, 0, len(specs))
 	for _, t := range format.OpenAI(specs) {
 		fn, _ := t["function"].(map[string]any)
-		name, _ := fn["name"].(string)
-		desc, _ := fn["description"].(string)
-		params, _ := fn["parameters"].(map[string]any)
-		tool := responses.FunctionToolParam{Name: name, Parameters: params, Strict: param.NewOpt(false)}
-		if desc != "" {
-			tool.Description = param.NewOpt(desc)
+		params, err := json.Marshal(fn["parameters"])
+		if err != nil {
+			return nil, fmt.Errorf("openai-responses: encode the schema of %v: %w", fn["name"], err)
 		}
-		out = append(out, responses.ToolUnionParam{OfFunction: &tool})
+		tool := map[string]any{"name": fn["name"], "parameters": json.RawMessage(params), "strict": false}
+		if desc, _ := fn["description"].(string); desc != "" {
+			tool["description"] = desc
+		}
+		out = append(out, goopenai.ResponseTool{Type: goopenai.ToolTypeFunction, Parameters: tool})
 	}
 	return out, nil
 }
 
-// providerError maps the SDK's errors to a classified ProviderError.
-func (m *Model) providerError(err error) error {
+// providerError maps go-openai's errors to a classified ProviderError.
+func (m *Model) providerError(err error, capture *wire.Capture) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The caller's deadline or the retry wrapper's request timeout: it decides.
 		return &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Err: err}
 	}
 	var pe *model.ProviderError
 	if errors.As(err, &pe) {
 		return err
 	}
-	var apiErr *responses.Error
-	if errors.As(err, &apiErr) && apiErr.StatusCode != 0 {
-		var retryAfter time.Duration
-		if apiErr.Response != nil {
-			retryAfter, _ = model.ParseRetryAfter(apiErr.Response.Header.Get("Retry-After"), time.Now())
+	status, retryAfterHeader := capture.Status()
+	retryAfter, _ := model.ParseRetryAfter(retryAfterHeader, time.Now())
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	switch {
+	case errors.As(err, &apiErr) && (apiErr.HTTPStatusCode != 0 || status != 0):
+		code := apiErr.HTTPStatusCode
+		if code == 0 {
+			code = status
 		}
-		msg := apiErr.Message
-		if msg == "" {
-			msg = apiErr.RawJSON()
-		}
-		return model.HTTPError("openai-responses", m.Host(), apiErr.StatusCode, msg, retryAfter, err)
+		return model.HTTPError("openai-responses", m.Host(), code, apiErr.Message, retryAfter, err)
+	case errors.As(err, &reqErr):
+		// Not an error object: what a proxy sent, if anything (the status says the rest).
+		msg := strings.TrimSpace(string(reqErr.Body))
+		return model.HTTPError("openai-responses", m.Host(), reqErr.HTTPStatusCode, msg, retryAfter, err)
+	case apiErr != nil:
+		// An error object inside a 200 stream: the server gave up mid-answer.
+		return &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: apiErr.Message, Err: err}
 	}
 	pe = model.TransportError("openai-responses", m.Host(), err)
 	if !pe.Temporary {

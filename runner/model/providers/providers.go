@@ -12,20 +12,11 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
-	"github.com/agentrunner/runner/runner/model/anthropic"
-	"github.com/agentrunner/runner/runner/model/gemini"
-	"github.com/agentrunner/runner/runner/model/ollama"
-	"github.com/agentrunner/runner/runner/model/openai"
-	"github.com/agentrunner/runner/runner/model/openairesponses"
-	"github.com/agentrunner/runner/runner/model/oracle"
 	"github.com/agentrunner/runner/runner/model/replay"
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/runner/scrub"
 )
-
-// Known lists the provider names Open accepts.
-var Known = []string{"anthropic", "gemini", "ollama", "openai", "openai-responses", "oracle", "replay"}
 
 // DefaultRequestTimeout bounds one model request when OpenOptions leaves it 0: long
 // enough for a local model on a CPU to answer a long conversation.
@@ -57,7 +48,7 @@ type OpenOptions struct {
 	// Scenario names the scenario the model is opened for, in cassettes and replay misses.
 	Scenario string
 	// ToolCallParser reads tool calls written as text: a textcall mode, "" for the
-	// provider's default (textcall.Default).
+	// provider's default (Provider.Parser).
 	ToolCallParser string
 }
 
@@ -78,8 +69,8 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 	// echoes it (a server's error body, a gateway's 200, a streamed chunk).
 	scrub.AddProviderEnv(getenv)
 	provider, name := Split(spec)
-	if !textcall.Valid(o.ToolCallParser) {
-		return nil, fmt.Errorf("tool call parser %q: want one of %s", o.ToolCallParser, strings.Join(textcall.Modes, ", "))
+	if err := textcall.Check(o.ToolCallParser); err != nil {
+		return nil, err
 	}
 	if o.Replay != "" && provider != "replay" {
 		if !slices.Contains(Known, provider) {
@@ -91,40 +82,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		}
 		return replay.Play(c, spec, o.Scenario), nil
 	}
-	var (
-		m   model.Model
-		err error
-	)
-	switch provider {
-	case "ollama":
-		m, err = ollama.New(ollama.Config{Model: name, Host: getenv("OLLAMA_HOST"), Stream: o.Stream, HTTPClient: o.HTTPClient})
-	case "openai":
-		m, err = openai.New(openai.Config{
-			Model: name, BaseURL: getenv("OPENAI_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"),
-			Stream: o.Stream, HTTPClient: o.HTTPClient,
-		})
-	case "anthropic":
-		m, err = anthropic.New(anthropic.Config{
-			Model: name, BaseURL: getenv("ANTHROPIC_BASE_URL"), APIKey: getenv("ANTHROPIC_API_KEY"),
-			Stream: o.Stream, HTTPClient: o.HTTPClient,
-		})
-	case "gemini":
-		key := getenv("GEMINI_API_KEY")
-		if key == "" {
-			key = getenv("GOOGLE_API_KEY") // the SDK's other name for it
-		}
-		m, err = gemini.New(gemini.Config{Model: name, BaseURL: getenv("GEMINI_BASE_URL"), APIKey: key, Stream: o.Stream, HTTPClient: o.HTTPClient})
-	case "openai-responses":
-		m, err = openairesponses.New(openairesponses.Config{
-			Model: name, BaseURL: getenv("OPENAI_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"),
-			Stream: o.Stream, HTTPClient: o.HTTPClient,
-		})
-	case "oracle":
-		if name != "" {
-			return nil, fmt.Errorf("model %q: the oracle takes no model name; use \"oracle\"", spec)
-		}
-		m = oracle.New(o.Reference)
-	case "replay":
+	if provider == "replay" {
 		if name == "" {
 			return nil, fmt.Errorf("model %q: name the cassette directory: replay:DIR", spec)
 		}
@@ -136,15 +94,18 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 			return nil, fmt.Errorf("model %q: %w", spec, err)
 		}
 		return replay.Play(c, "", o.Scenario), nil
-	case "":
+	}
+	row, known := Lookup(provider)
+	switch {
+	case provider == "":
 		return nil, fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Known, ", "))
-	default:
-		if !strings.Contains(spec, ":") {
-			return nil, fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
-				spec, spec, strings.Join(Known, ", "))
-		}
+	case !known && !strings.Contains(spec, ":"):
+		return nil, fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
+			spec, spec, strings.Join(Known, ", "))
+	case !known:
 		return nil, fmt.Errorf("model %q: unknown provider %q (providers: %s)", spec, provider, strings.Join(Known, ", "))
 	}
+	m, err := row.open(name, o, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
@@ -163,7 +124,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 	m = retry.Wrap(m, ro)
 	parser := o.ToolCallParser
 	if parser == "" {
-		parser = textcall.Default(provider)
+		parser = row.Parser
 	}
 	// The parser sits inside the recorder: a cassette holds the calls as the run saw
 	// them, so a replay gives the same transcript whatever parser it is run with.

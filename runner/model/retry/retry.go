@@ -78,6 +78,29 @@ func (e *Error) Error() string {
 // Unwrap returns the last attempt's error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// namedError is a step that ended before its attempts did (an interrupt, or a wait for
+// the next attempt cut short): "model NAME: err" and a note.
+type namedError struct {
+	model, note string
+	err         error
+}
+
+func (e *namedError) Error() string { return fmt.Sprintf("model %s: %v%s", e.model, e.err, e.note) }
+func (e *namedError) Unwrap() error { return e.err }
+
+// Names reports whether err is an error of the retry wrapper of the model name, whose
+// message starts "model NAME: ". Only err itself counts, not what it wraps: a wrapper
+// that put text in front of the name would hide it.
+func Names(err error, name string) bool {
+	switch e := err.(type) { //nolint:errorlint // the message's start, so err itself
+	case *Error:
+		return e.Model == name
+	case *namedError:
+		return e.model == name
+	}
+	return false
+}
+
 // Model is a model.Model with retries.
 type Model struct {
 	inner model.Model
@@ -123,7 +146,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("model %s: %w", m.Name(), context.Cause(ctx))
+			return nil, &namedError{model: m.Name(), err: context.Cause(ctx)}
 		}
 		var pe *model.ProviderError
 		temporary := errors.As(err, &pe) && pe.Temporary
@@ -135,7 +158,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 			notify(Event{Attempt: attempt, Err: err, Delay: delay})
 		}
 		if err := m.o.Sleep(ctx, delay); err != nil {
-			return nil, fmt.Errorf("model %s: %w (while waiting to retry after: %v)", m.Name(), err, pe)
+			return nil, &namedError{model: m.Name(), err: err, note: fmt.Sprintf(" (while waiting to retry after: %v)", pe)}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -164,4 +165,20 @@ func TestRequestTimeoutIsRetriedThenReported(t *testing.T) {
 	assert.Equal(t, inner.calls, 2)
 	assert.Assert(t, errors.Is(err, context.DeadlineExceeded))
 	assert.Assert(t, !strings.Contains(err.Error(), "%!"))
+}
+
+// Names knows the wrapper's own errors, which start with the model's name, and nothing
+// that merely wraps one behind other text.
+func TestNamesTheModel(t *testing.T) {
+	own := &Error{Model: "ollama:x", Attempts: 1, Err: errors.New("boom")}
+	if !Names(own, "ollama:x") || Names(own, "ollama:y") {
+		t.Errorf("Names(%v) is wrong about its own model", own)
+	}
+	cut := &namedError{model: "ollama:x", err: context.Canceled}
+	if !Names(cut, "ollama:x") || cut.Error() != "model ollama:x: context canceled" {
+		t.Errorf("Names(%v) = false, or its message changed", cut)
+	}
+	if Names(fmt.Errorf("record: %w", own), "ollama:x") {
+		t.Error("an error with text before the name does not name the model first")
+	}
 }

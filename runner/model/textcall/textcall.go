@@ -8,6 +8,9 @@ package textcall
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentrunner/runner/runner/model"
@@ -28,29 +31,62 @@ const (
 	Off = "off"
 )
 
-// Modes lists the valid modes.
-var Modes = []string{Auto, Native, Hermes, JSON, Off}
+// Parser is one row of the registry of tool-call parsers: the mode a task's
+// tool_call_parser or --tool-call-parser names, the help line the schema and --help show,
+// and the text forms it reads, tried in order (none: text stays text).
+type Parser struct {
+	Name  string
+	Help  string
+	reads []func(string) ([]model.ToolCall, string)
+}
+
+// Parsers are the modes, in the order of the documentation.
+var Parsers = []Parser{
+	{Auto, "every form: <tool_call> tags, <|python_tag|>, a bare JSON object", []func(string) ([]model.ToolCall, string){hermes, pythonTag, bareJSON}},
+	{Native, "only the server's native tool calls; text stays text", nil},
+	{Hermes, "only <tool_call> blocks", []func(string) ([]model.ToolCall, string){hermes}},
+	{JSON, "a bare JSON call, also after <|python_tag|>", []func(string) ([]model.ToolCall, string){pythonTag, bareJSON}},
+	{Off, "as native: no text is read as a call", nil},
+}
+
+// Modes lists the names of Parsers.
+var Modes = func() []string {
+	out := make([]string, len(Parsers))
+	for i, p := range Parsers {
+		out[i] = p.Name
+	}
+	return out
+}()
+
+// Choices is "auto, native, hermes, json or off", for help and messages.
+func Choices() string {
+	return strings.Join(Modes[:len(Modes)-1], ", ") + " or " + Modes[len(Modes)-1]
+}
+
+// ErrUnknownMode is what Check returns for a mode not in Parsers.
+var ErrUnknownMode = errors.New("unknown tool call parser")
+
+// Check returns nil for a mode in Parsers or "" (the provider's default), else an error
+// wrapping ErrUnknownMode that lists the modes.
+func Check(mode string) error {
+	if Valid(mode) {
+		return nil
+	}
+	return fmt.Errorf("%w %q (want %s)", ErrUnknownMode, mode, Choices())
+}
 
 // Valid reports whether mode is one of Modes ("" counts: the provider's default).
 func Valid(mode string) bool {
-	if mode == "" {
-		return true
-	}
-	for _, m := range Modes {
-		if m == mode {
-			return true
-		}
-	}
-	return false
+	return mode == "" || slices.Contains(Modes, mode)
 }
 
-// Default is the mode for a provider when neither the task nor a flag names one: on for
-// Ollama, whose small models write calls as text more often than not; off elsewhere.
-func Default(provider string) string {
-	if provider == "ollama" {
-		return Auto
+func find(mode string) (Parser, bool) {
+	for _, p := range Parsers {
+		if p.Name == mode {
+			return p, true
+		}
 	}
-	return Native
+	return Parser{}, false
 }
 
 // Model is a model whose text answers are read for tool calls.
@@ -59,10 +95,10 @@ type Model struct {
 	mode  string
 }
 
-// Wrap returns m with the parser in mode; for Native, Off and "" it returns m itself.
+// Wrap returns m with the parser in mode; for a mode that reads no text (Native, Off, "")
+// it returns m itself.
 func Wrap(m model.Model, mode string) model.Model {
-	switch mode {
-	case "", Native, Off:
+	if p, ok := find(mode); !ok || len(p.reads) == 0 {
 		return m
 	}
 	return &Model{inner: m, mode: mode}
@@ -93,19 +129,10 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 // arguments are the raw text (as a JSON string), so the tool registry answers the model
 // with the usual INVALID_ARGUMENT result and it can try again.
 func Parse(text, mode string) ([]model.ToolCall, string) {
-	switch mode {
-	case Hermes:
-		return hermes(text)
-	case JSON:
-		if calls, rest := pythonTag(text); len(calls) > 0 {
+	p, _ := find(mode)
+	for _, read := range p.reads {
+		if calls, rest := read(text); len(calls) > 0 {
 			return calls, rest
-		}
-		return bareJSON(text)
-	case Auto:
-		for _, parse := range []func(string) ([]model.ToolCall, string){hermes, pythonTag, bareJSON} {
-			if calls, rest := parse(text); len(calls) > 0 {
-				return calls, rest
-			}
 		}
 	}
 	return nil, text

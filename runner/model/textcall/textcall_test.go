@@ -3,6 +3,7 @@ package textcall_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -129,6 +130,41 @@ func TestWrap(t *testing.T) {
 	inner := &fixed{}
 	assert.Equal(t, textcall.Wrap(inner, textcall.Native), model.Model(inner))
 	assert.Equal(t, textcall.Wrap(inner, ""), model.Model(inner))
-	assert.Equal(t, textcall.Default("ollama"), textcall.Auto)
-	assert.Equal(t, textcall.Default("openai"), textcall.Native)
+}
+
+// TestEveryParserRowReadsWhatItsHelpSays ties each row's help to what it reads: a mode
+// that reads no text leaves the model unwrapped, the others read a Hermes or JSON call.
+func TestEveryParserRowReadsWhatItsHelpSays(t *testing.T) {
+	hermesCall := `<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>`
+	jsonCall := `{"name": "read_file", "arguments": {"path": "a"}}`
+	for _, p := range textcall.Parsers {
+		calls, _ := textcall.Parse(hermesCall, p.Name)
+		jcalls, _ := textcall.Parse(jsonCall, p.Name)
+		switch p.Name {
+		case textcall.Native, textcall.Off:
+			if len(calls)+len(jcalls) != 0 {
+				t.Errorf("%s read a call", p.Name)
+			}
+		case textcall.Hermes:
+			if len(calls) != 1 || len(jcalls) != 0 {
+				t.Errorf("hermes: %d tag calls, %d JSON calls", len(calls), len(jcalls))
+			}
+		case textcall.JSON:
+			if len(calls) != 0 || len(jcalls) != 1 {
+				t.Errorf("json: %d tag calls, %d JSON calls", len(calls), len(jcalls))
+			}
+		case textcall.Auto:
+			if len(calls) != 1 || len(jcalls) != 1 {
+				t.Errorf("auto: %d tag calls, %d JSON calls", len(calls), len(jcalls))
+			}
+		default:
+			t.Errorf("parser %q has no case here: say what it reads", p.Name)
+		}
+		if p.Help == "" {
+			t.Errorf("parser %q has no help line", p.Name)
+		}
+	}
+	if err := textcall.Check("xml"); !errors.Is(err, textcall.ErrUnknownMode) || err.Error() != `unknown tool call parser "xml" (want auto, native, hermes, json or off)` {
+		t.Errorf("Check: %v", err)
+	}
 }

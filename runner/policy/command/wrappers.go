@@ -177,10 +177,7 @@ func interpreterArgs(c *simpleCmd) (code bool, stdin bool, first *arg) {
 		a := args[i].Value
 		switch {
 		case a == "--":
-			if i+1 < len(args) {
-				first = &args[i+1]
-			}
-			return code, !code && (stdin || first == nil || first.Value == "-" || first.Value == "/dev/stdin"), first
+			return afterDashDash(args[i+1:], code, stdin)
 		case a == "-":
 			return code, !code, &args[i]
 		case args[i].UnknownStart:
@@ -188,33 +185,12 @@ func interpreterArgs(c *simpleCmd) (code bool, stdin bool, first *arg) {
 			return code, false, first
 		case strings.HasPrefix(a, "--"):
 			if a == "--rcfile" || a == "--init-file" || a == "--command" {
-				if a == "--command" {
-					code = true
-				}
-				i++
+				code = code || a == "--command"
+				i++ // the option's value
 			}
 		case (strings.HasPrefix(a, "-") || (shells[name] && strings.HasPrefix(a, "+"))) && len(a) > 1:
-			for k := 1; k < len(a); k++ {
-				if strings.IndexByte(codeOpts, a[k]) >= 0 {
-					code = true
-					if !shells[name] && k < len(a)-1 {
-						break // python -c'print(1)': the code is attached
-					}
-					if !shells[name] {
-						i++ // the code or module is the next word
-					}
-					break
-				}
-				if strings.IndexByte(valueOpts, a[k]) >= 0 {
-					if k == len(a)-1 {
-						i++
-					}
-					break
-				}
-				if a[k] == 's' && shells[name] {
-					stdin = true
-				}
-			}
+			c, in, skip := shortOpts(a, shells[name], codeOpts, valueOpts)
+			code, stdin, i = code || c, stdin || in, i+skip
 		default:
 			first = &args[i]
 			if code && shells[name] {
@@ -224,6 +200,43 @@ func interpreterArgs(c *simpleCmd) (code bool, stdin bool, first *arg) {
 		}
 	}
 	return code, !code, nil
+}
+
+// afterDashDash is interpreterArgs's answer once "--" ends the options: rest is what
+// follows it, whose first word is the program (stdin when there is none, or it is "-"
+// or /dev/stdin, unless inline code was given).
+func afterDashDash(rest []arg, code, stdin bool) (bool, bool, *arg) {
+	var first *arg
+	if len(rest) > 0 {
+		first = &rest[0]
+	}
+	return code, !code && (stdin || first == nil || first.Value == "-" || first.Value == "/dev/stdin"), first
+}
+
+// shortOpts reads one cluster of short options (-xc, +e, -c'print(1)') of a shell
+// (shell) or an interpreter: whether it gives inline code (one of codeOpts), whether it
+// reads the program from stdin (a shell's -s), and how many of the following words it
+// takes as its value (0 or 1: the code or module after an interpreter's -c or -m, the
+// value of one of valueOpts at the cluster's end).
+func shortOpts(a string, shell bool, codeOpts, valueOpts string) (code, stdin bool, skip int) {
+	for k := 1; k < len(a); k++ {
+		if strings.IndexByte(codeOpts, a[k]) >= 0 {
+			if !shell && k == len(a)-1 {
+				return true, stdin, 1 // the code or module is the next word
+			}
+			return true, stdin, 0 // a shell's -c, or python -c'print(1)': the code is attached
+		}
+		if strings.IndexByte(valueOpts, a[k]) >= 0 {
+			if k == len(a)-1 {
+				return false, stdin, 1
+			}
+			return false, stdin, 0
+		}
+		if a[k] == 's' && shell {
+			stdin = true
+		}
+	}
+	return false, stdin, 0
 }
 
 // readsStdin reports whether a shell or interpreter takes its program from stdin.

@@ -41,8 +41,10 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 
@@ -56,6 +58,49 @@ const (
 	ModeLandlock = "landlock"
 	ModeNone     = "none"
 )
+
+// Mode is one row of the registry of sandbox modes: the task file's sandbox key, the
+// --sandbox flags, their help and messages, and the task schema all read Modes.
+type Mode struct {
+	Name string
+	// Help is the one line the schema and --help show.
+	Help string
+}
+
+// Modes are the sandbox modes, strongest choice first.
+var Modes = []Mode{
+	{ModeAuto, "the strongest that works here: bwrap, then landlock, else none with a warning"},
+	{ModeBwrap, "bubblewrap: own mount, PID and network namespaces, the view bind-mounted read-only"},
+	{ModeLandlock, "Landlock and seccomp applied by a re-executed helper"},
+	{ModeNone, "no confinement: commands run as the runner"},
+}
+
+// ModeNames lists the names of Modes, in order.
+func ModeNames() []string {
+	out := make([]string, len(Modes))
+	for i, m := range Modes {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// ModeChoices is "auto, bwrap, landlock or none", for help and messages.
+func ModeChoices() string {
+	names := ModeNames()
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ErrUnknownMode is what CheckMode and Probe return for a name not in Modes.
+var ErrUnknownMode = errors.New("unknown sandbox mode")
+
+// CheckMode returns nil for a mode in Modes or "" (auto), else an error wrapping
+// ErrUnknownMode that lists the modes.
+func CheckMode(mode string) error {
+	if mode == "" || slices.Contains(ModeNames(), mode) {
+		return nil
+	}
+	return fmt.Errorf("%w %q (want %s)", ErrUnknownMode, mode, ModeChoices())
+}
 
 // DefaultLimits are the resource limits of a sandboxed command when the task sets none.
 // Each applies to every process of the command (except Processes, see below):
@@ -113,7 +158,7 @@ var probes = struct {
 	done map[string]probeResult
 }{done: map[string]probeResult{}}
 
-// Probe returns the wrapper for mode (auto, bwrap, landlock or none; "" means auto) and a
+// Probe returns the wrapper for mode (one of Modes; "" means auto) and a
 // sentence describing the confinement for the run's log. auto takes the first of bwrap and
 // landlock that works, and otherwise returns the none wrapper with a warning as the reason;
 // an explicit mode that does not work is an error. Each mode is probed once per process,
@@ -135,7 +180,10 @@ func Probe(ctx context.Context, mode string) (tools.CommandWrapper, string, erro
 	case ModeBwrap, ModeLandlock:
 		return probeOnce(ctx, mode)
 	}
-	return nil, "", fmt.Errorf("unknown sandbox mode %q (want auto, bwrap, landlock or none)", mode)
+	if err := CheckMode(mode); err != nil {
+		return nil, "", err
+	}
+	return nil, "", fmt.Errorf("sandbox mode %q has no probe", mode) // Modes and this switch disagree
 }
 
 func probeOnce(ctx context.Context, mode string) (tools.CommandWrapper, string, error) {

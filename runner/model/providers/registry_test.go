@@ -1,0 +1,31 @@
+package providers
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/agentrunner/runner/runner/model/textcall"
+)
+
+// TestRegistryRows checks what every row must give: a help line, a parser the textcall
+// registry knows, and an opener (replay aside, which Open plays itself); Ollama's small
+// models get the text parser.
+func TestRegistryRows(t *testing.T) {
+	assert.Assert(t, slices.IsSortedFunc(Registry, func(a, b Provider) int { return strings.Compare(a.Name, b.Name) }))
+	for _, p := range Registry {
+		assert.Assert(t, p.Help != "", p.Name)
+		assert.NilError(t, textcall.Check(p.Parser), p.Name)
+		assert.Assert(t, p.Parser != "", p.Name)
+		assert.Equal(t, p.open == nil, p.Name == "replay", p.Name)
+		for _, e := range p.Env {
+			assert.Assert(t, strings.Contains(EnvHelp(""), e.Name), "%s: %s", p.Name, e.Name)
+		}
+	}
+	ollama, _ := Lookup("ollama")
+	assert.Equal(t, ollama.Parser, textcall.Auto)
+	openai, _ := Lookup("openai")
+	assert.Equal(t, openai.Parser, textcall.Native)
+}
