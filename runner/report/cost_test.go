@@ -53,7 +53,7 @@ func TestReportsShowCostWithThePriceDateAndUnknownNeverZero(t *testing.T) {
 
 	var summary bytes.Buffer
 	assert.NilError(t, WriteSummary(&summary, run, "", ""))
-	assert.Assert(t, strings.Contains(summary.String(), "Cost: **"+want+" + unknown for 1"), summary.String())
+	assert.Assert(t, strings.Contains(summary.String(), "Cost: **"+cell(want, 0)+" + unknown for 1"), summary.String())
 }
 
 func ptrTo(f float64) *float64 { return &f }
