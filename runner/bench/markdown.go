@@ -44,6 +44,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 			tps(s), s.ToolErrors, s.Denials, s.Errored, s.NotRun)
 	}
 	b.WriteString("\nPass rate: passed / (passed + failed) runs; errors (infrastructure) and runs not run are counted apart, never as failures. pass@k (Chen et al. 2021) and pass^k (tau-bench) are means over scenarios.\n\n")
+	writeCosts(&b, r.Models)
 
 	b.WriteString("## Grid (passed / measured runs: ✓ all passed, ✗ none, ~ some)\n\n| scenario |")
 	for _, m := range r.Models {
@@ -268,4 +269,20 @@ func vsBaseline(cmp *Comparison, model string) string {
 		return "not in the baseline"
 	}
 	return significance(d)
+}
+
+// writeCosts is a line of what each model's cells cost, when any has a price: the agent's
+// calls with unknown prices counted apart, the judges' apart, and the price table's date.
+func writeCosts(b *strings.Builder, models []ModelResult) {
+	var parts []string
+	date := ""
+	for _, m := range models {
+		if c := m.Summary.Cost; c != nil {
+			parts = append(parts, cell(m.Name)+" "+cell(c.String()))
+			date = c.Prices
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(b, "Cost: %s (prices of %s).\n\n", strings.Join(parts, " · "), cell(date))
+	}
 }

@@ -56,6 +56,7 @@ var funcs = template.FuncMap{
 	"dur":    Duration,
 	"bytes":  Bytes,
 	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
+	"usd":    result.FormatUSD,
 	"add":    func(a, b int) int { return a + b },
 	"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
 	"score":  func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },

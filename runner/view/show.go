@@ -62,8 +62,12 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 	if st.Line > 0 {
 		loc += fmt.Sprintf(":%d", st.Line)
 	}
-	line("%s%s · stopped: %s · %d steps · %s · %d tokens%s", p.dim, loc, st.Stop, st.Steps, Duration(st.Duration),
-		st.Usage.PromptTokens+st.Usage.CompletionTokens, p.reset)
+	cost := ""
+	if st.Cost != nil {
+		cost = " · cost " + result.FormatUSD(st.Cost.USD)
+	}
+	line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, Duration(st.Duration),
+		st.Usage.PromptTokens+st.Usage.CompletionTokens, cost, p.reset)
 	if st.Reason != "" {
 		line("%sreason:%s %s", p.bold, p.reset, indent(Clean(st.Reason), "  ", 20))
 	}
