@@ -39,6 +39,8 @@ type Usage struct {
 
 // Cost is the price of a usage in US dollars.
 func (p Price) Cost(u Usage) float64 {
+	// Counts come from a model server's answer: a negative one must not lower a budget.
+	u.PromptTokens, u.CompletionTokens = max(u.PromptTokens, 0), max(u.CompletionTokens, 0)
 	cached := min(max(u.CachedPromptTokens, 0), u.PromptTokens)
 	cachedPrice := p.Input
 	if p.CachedInput != nil {

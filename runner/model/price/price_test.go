@@ -49,6 +49,8 @@ func TestCost(t *testing.T) {
 	assert.Equal(t, got, (600*2+400*0.5+200*10)/1e6)
 	// No cached price: cached tokens cost the input price; more cached than prompt is clamped.
 	assert.Equal(t, Price{Input: 1}.Cost(Usage{PromptTokens: 10, CachedPromptTokens: 50}), 10/1e6)
+	// A server that reports negative counts cannot earn a run credit against its budget.
+	assert.Equal(t, Price{Input: 1, Output: 1}.Cost(Usage{PromptTokens: -1e9, CompletionTokens: -5}), 0.0)
 	// A rented GPU: per hour of model time.
 	assert.Equal(t, Price{PerHour: 3}.Cost(Usage{ModelTime: 20 * time.Minute}), 1.0)
 }
