@@ -176,10 +176,12 @@ func unrun(tasks []*task.Task, repeat int, name, reason string) []result.Scenari
 	out := make([]result.Scenario, 0, len(tasks)*repeat)
 	for rep := 0; rep < repeat; rep++ {
 		for _, t := range tasks {
-			out = append(out, result.Scenario{
+			s := result.Scenario{
 				Name: t.Name, File: t.Path, Tags: t.Tags, Model: name, Repeat: rep, Repeats: repeat,
 				Status: result.Errored, Stop: result.StopNotRun, Reason: reason,
-			})
+			}
+			scenario.SetCase(t, &s)
+			out = append(out, s)
 		}
 	}
 	return out

@@ -39,8 +39,9 @@ func costOf(res result.Scenario, prices *price.Table) *result.Cost {
 	return c
 }
 
-// caseOf copies a task's case (vars:, matrix: or dataset:) into its result.
-func caseOf(t *task.Task, res *result.Scenario) {
+// SetCase copies a task's case (vars:, matrix: or dataset:) into a result: every
+// result made from a task, run or not, says which case it is.
+func SetCase(t *task.Task, res *result.Scenario) {
 	if t.Case != nil {
 		res.Task, res.Case, res.Vars = t.Case.Task, t.Case.Label, t.Case.Vars
 	}

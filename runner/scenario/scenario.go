@@ -82,7 +82,7 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 		Name: t.Name, File: t.Path, Tags: t.Tags, Repeat: repeat, Repeats: opts.Repeats, Index: opts.Index, Started: now(),
 		RunnerVersion: version.String(),
 	}
-	caseOf(t, &r.res)
+	SetCase(t, &r.res)
 	if opts.ModelName != nil {
 		r.res.Model = opts.ModelName(t)
 	}

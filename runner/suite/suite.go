@@ -146,9 +146,7 @@ func unstarted(t *task.Task, repeat, index int, at time.Time, opts scenario.Opti
 		Name: t.Name, File: t.Path, Tags: t.Tags, Repeat: repeat, Repeats: opts.Repeats, Index: index, Started: at,
 		RunnerVersion: version.String(), Status: result.Errored, Stop: stop, Reason: reason,
 	}
-	if t.Case != nil {
-		s.Task, s.Case, s.Vars = t.Case.Task, t.Case.Label, t.Case.Vars
-	}
+	scenario.SetCase(t, &s)
 	if opts.ModelName != nil {
 		s.Model = opts.ModelName(t)
 	}

@@ -158,7 +158,7 @@ func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 // undeclaredVars reports variables set from outside that no loaded task declares: a typo
 // there would otherwise be ignored.
 func undeclaredVars(tasks []*Task, vars map[string]any) []error {
-	declared := map[string]bool{}
+	declared := map[string]any{}
 	for _, t := range tasks {
 		if t.Case == nil {
 			continue
@@ -169,8 +169,8 @@ func undeclaredVars(tasks []*Task, vars map[string]any) []error {
 	}
 	var errs []error
 	for _, k := range sortedKeys(vars) {
-		if !declared[k] {
-			names := sortedKeys(boolsToAny(declared))
+		if _, ok := declared[k]; !ok {
+			names := sortedKeys(declared)
 			hint := "no task declares any variable (vars:, matrix: or dataset:)"
 			if len(names) > 0 {
 				hint = strings.TrimPrefix(hintAndList(k, names, "declared"), "; ")
@@ -179,14 +179,6 @@ func undeclaredVars(tasks []*Task, vars map[string]any) []error {
 		}
 	}
 	return errs
-}
-
-func boolsToAny(m map[string]bool) map[string]any {
-	out := make(map[string]any, len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }
 
 // UnknownVarError is a variable set from outside (the command line) that no task declares.

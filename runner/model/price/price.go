@@ -9,9 +9,11 @@ import (
 	_ "embed" // the shipped table
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -72,12 +74,18 @@ var aliases = map[string]string{"openai-responses": "openai"}
 
 // Default is the shipped table.
 func Default() *Table {
+	t := shippedTable()
+	return &Table{Date: t.Date, Source: t.Source, models: maps.Clone(t.models)} // Load adds to it
+}
+
+// shippedTable parses prices.yaml once: every scenario without a table of its own asks.
+var shippedTable = sync.OnceValue(func() *Table {
 	t, err := parse("prices.yaml (shipped)", shipped)
 	if err != nil {
 		panic("price: the shipped table does not parse: " + err.Error())
 	}
 	return t
-}
+})
 
 // ErrBadFile is the kind of every problem with a prices file.
 var ErrBadFile = errors.New("bad prices file")
