@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +75,7 @@ func TestInheritedDescriptorsDoNotReachCommands(t *testing.T) {
 			}
 			res, rerr := os.ReadFile(filepath.Join(out, "inherited", "result.json"))
 			assert.NilError(t, rerr)
-			assert.Assert(t, !strings.Contains(string(res), "inherited-secret-value"), fmt.Sprintf("%s", res))
+			assert.Assert(t, !strings.Contains(string(res), "inherited-secret-value"), "result.json:\n%s", res)
 		})
 	}
 }

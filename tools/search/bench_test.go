@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -16,9 +17,19 @@ import (
 // The benchmarks search the Go source tree, the corpus scripts/bench-search.sh also gives
 // to ripgrep and fd.
 
+// goRootSrc is the source tree of the go command on PATH, "" without one. Not
+// runtime.GOROOT (deprecated): that names the tree the test binary was built from.
+func goRootSrc() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if root := strings.TrimSpace(string(out)); err == nil && root != "" {
+		return filepath.Join(root, "src")
+	}
+	return ""
+}
+
 func goSrc(b *testing.B) *tools.Workspace {
 	b.Helper()
-	dir := filepath.Join(runtime.GOROOT(), "src")
+	dir := goRootSrc()
 	if _, err := os.Stat(dir); err != nil {
 		b.Skipf("no Go source tree: %v", err)
 	}
@@ -85,7 +96,11 @@ var corpus [][]byte
 // loadCorpus reads the text files of the Go source tree into memory, for benchmarks of
 // the matcher alone.
 func loadCorpus() {
-	_ = filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src"), func(p string, d fs.DirEntry, err error) error {
+	dir := goRootSrc()
+	if dir == "" {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			b, _ := os.ReadFile(p)
 			if !isBinary(b) {

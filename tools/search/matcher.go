@@ -37,7 +37,7 @@ func newMatcher(pattern string, isRegex, caseSensitive bool) (*matcher, error) {
 			return &matcher{lit: newLiteral(pattern, !caseSensitive)}, nil
 		}
 		// Unicode case folding is the regexp engine's job.
-		pattern, isRegex = regexp.QuoteMeta(pattern), true
+		pattern = regexp.QuoteMeta(pattern)
 	}
 	expr := "(?m)" + pattern
 	if !caseSensitive {

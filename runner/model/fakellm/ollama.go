@@ -167,7 +167,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 	}
 	name := req.Model
 	if name == "" {
-		name = req.Name
+		name = req.Name //nolint:staticcheck // SA1019: older clients still send name; a real server accepts both.
 	}
 	caps := []string{"completion", "tools"}
 	if s.script.Models != nil {

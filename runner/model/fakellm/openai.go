@@ -44,8 +44,9 @@ func (s *Server) openaiChat(w http.ResponseWriter, r *http.Request) {
 		if req.Seed != nil {
 			rec.Options["seed"] = *req.Seed
 		}
+		//nolint:staticcheck // SA1019: the fake records max_tokens, the field runner sends to compatible servers.
 		if req.MaxTokens != 0 {
-			rec.Options["max_tokens"] = req.MaxTokens
+			rec.Options["max_tokens"] = req.MaxTokens //nolint:staticcheck // as above
 		}
 		for _, m := range req.Messages {
 			nm := model.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.Name}

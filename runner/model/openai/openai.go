@@ -122,7 +122,7 @@ func (m *Model) chatRequest(req *model.Request, msgs []goopenai.ChatCompletionMe
 		if m.completionTokens {
 			creq.MaxCompletionTokens = o.MaxTokens
 		} else {
-			creq.MaxTokens = o.MaxTokens // what compatible servers understand
+			creq.MaxTokens = o.MaxTokens //nolint:staticcheck // SA1019: max_tokens is what compatible servers understand; o1-series models take the branch above
 		}
 	}
 	return creq, nil

@@ -296,10 +296,10 @@ func (p *pyParser) value() (any, bool) {
 	if p.done() {
 		return nil, false
 	}
-	switch c := p.s[p.i]; {
-	case c == '"' || c == '\'':
+	switch c := p.s[p.i]; c {
+	case '"', '\'':
 		return p.str(c)
-	case c == '[' || c == '{':
+	case '[', '{':
 		dec := json.NewDecoder(strings.NewReader(p.s[p.i:]))
 		var v any
 		if dec.Decode(&v) != nil {

@@ -86,7 +86,7 @@ func TestAdmissionKillsWhatItCannotConfine(t *testing.T) {
 	a := &admission{cgroups: &commandCgroups{dirs: []string{"/nonexistent/cgroup"}}, pidfd: -1, done: make(chan struct{}), errOut: errOut}
 	assert.NilError(t, a.open(osexec.Command("true")))
 	defer a.close()
-	_, err = a.infoW.WriteString(fmt.Sprintf(`{"child-pid": %d}`, sleep.Process.Pid))
+	_, err = fmt.Fprintf(a.infoW, `{"child-pid": %d}`, sleep.Process.Pid)
 	assert.NilError(t, err)
 	a.admit()
 	err = sleep.Wait()

@@ -88,18 +88,18 @@ type Seccomp struct {
 	Kernel bool `json:"kernel,omitempty"`
 }
 
-func init() {
-	inInit = true
-	RunIfRequested()
-	inInit = false
-}
-
 // inInit is true while the package's init runs the helper; pending holds the config when
 // the helper had to wait for main (see run).
 var (
 	inInit  bool
 	pending *Config
 )
+
+func init() {
+	inInit = true
+	RunIfRequested()
+	inInit = false
+}
 
 // RunIfRequested turns the process into the helper when it was started as one: it never
 // returns then, executing the command or exiting with Failed and a message on stderr.
