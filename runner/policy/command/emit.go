@@ -40,26 +40,28 @@ func (w *walker) emit(cmd *simpleCmd, sc *scope, cx cmdCtx) {
 	name := cmd.Name()
 	w.downloads(cmd)
 	w.expandAlias(cmd, sc, cx)
-	switch name {
+	if name == "eval" {
+		w.script(joinArgs(cmd.Args[1:]).Value, sc, cx)
+		return
+	}
+	w.builtin(cmd, sc, cx)
+	if w.funcs[name] != nil {
+		w.callFunc(name, sc, cx)
+	}
+	w.emitAsPossiblePrograms(cmd, sc, cx)
+	w.emitPayloads(cmd, sc, cx)
+}
+
+// builtin follows what a shell builtin does to the scope the next commands run in: the
+// working directory, aliases, and variables it sets to values the checker cannot know.
+func (w *walker) builtin(cmd *simpleCmd, sc *scope, cx cmdCtx) {
+	switch cmd.Name() {
 	case "cd", "pushd":
 		w.cd(cmd, sc)
 	case "popd":
 		sc.cwd = ""
-	case "eval":
-		w.script(joinArgs(cmd.Args[1:]).Value, sc, cx)
-		return
 	case "alias":
-		// sh (dash) expands aliases even when not interactive: check each definition,
-		// and remember it for the commands that use it.
-		for _, a := range cmd.Args[1:] {
-			if n, def, ok := strings.Cut(a.Value, "="); ok {
-				w.script(def, sc.clone(), cx)
-				if w.aliases == nil {
-					w.aliases = map[string]string{}
-				}
-				w.aliases[n] = def
-			}
-		}
+		w.alias(cmd, sc, cx)
 	case "unalias":
 		for _, a := range cmd.Args[1:] {
 			if a.Value == "-a" {
@@ -85,28 +87,54 @@ func (w *walker) emit(cmd *simpleCmd, sc *scope, cx cmdCtx) {
 		// The sourced file may set anything.
 		sc.vars, sc.fetched = map[string]string{}, map[string]bool{}
 	}
-	if w.funcs[name] != nil {
-		w.callFunc(name, sc, cx)
+}
+
+// alias checks each definition of an alias command and remembers it for the commands
+// that use it: sh (dash) expands aliases even when not interactive.
+func (w *walker) alias(cmd *simpleCmd, sc *scope, cx cmdCtx) {
+	for _, a := range cmd.Args[1:] {
+		if n, def, ok := strings.Cut(a.Value, "="); ok {
+			w.script(def, sc.clone(), cx)
+			if w.aliases == nil {
+				w.aliases = map[string]string{}
+			}
+			w.aliases[n] = def
+		}
 	}
+}
+
+// emitAsPossiblePrograms checks a command whose program the checker cannot name as each
+// program it may be.
+func (w *walker) emitAsPossiblePrograms(cmd *simpleCmd, sc *scope, cx cmdCtx) {
+	name := cmd.Name()
 	if len(cmd.Args) > 0 && cmd.Args[0].UnknownStart && !cmd.Args[0].Split {
 		// "$X" -rf /: the program is unknown; check the arguments as those of each
 		// program whose rules read them.
 		for _, target := range unknownProgramTargets {
-			alt := cmd.child(append([]arg{{Value: target}}, cmd.Args[1:]...))
-			alt.Redirs = cmd.Redirs
-			w.emit(alt, sc.clone(), cx)
+			w.emitAs(cmd, target, sc, cx)
 		}
 	}
 	if strings.ContainsAny(name, "*?[") {
 		// A globbed program name (/bin/r?) may be any program it matches.
 		for _, target := range globTargets {
 			if ok, _ := path.Match(name, target); ok {
-				alt := cmd.child(append([]arg{{Value: target}}, cmd.Args[1:]...))
-				alt.Redirs = cmd.Redirs
-				w.emit(alt, sc.clone(), cx)
+				w.emitAs(cmd, target, sc, cx)
 			}
 		}
 	}
+}
+
+// emitAs emits cmd's arguments and redirections with program as its program.
+func (w *walker) emitAs(cmd *simpleCmd, program string, sc *scope, cx cmdCtx) {
+	alt := cmd.child(append([]arg{{Value: program}}, cmd.Args[1:]...))
+	alt.Redirs = cmd.Redirs
+	w.emit(alt, sc.clone(), cx)
+}
+
+// emitPayloads walks the commands and scripts cmd runs: a wrapper's payload, a -c
+// string, a script a shell reads from a here-document or from the pipe.
+func (w *walker) emitPayloads(cmd *simpleCmd, sc *scope, cx cmdCtx) {
+	name := cmd.Name()
 	if inner := unwrap(cmd); inner != nil {
 		if name == "xargs" || name == "parallel" {
 			inner = w.feedPayload(cmd, inner[0])
@@ -213,35 +241,56 @@ func joinArgs(args []arg) arg {
 // hands one to a shell or interpreter as its script, gets that word marked Fetch, for
 // pipe-to-shell. Then it records what cmd itself downloads.
 func (w *walker) downloads(cmd *simpleCmd) {
-	name := cmd.Name()
 	if len(w.downloaded) > 0 && len(cmd.Args) > 0 {
-		isDownloaded := func(a arg) bool {
-			abs, ok := w.c.resolve(a, cmd.Cwd)
-			return ok && w.downloaded[abs]
-		}
-		if strings.Contains(cmd.Args[0].Value, "/") && isDownloaded(cmd.Args[0]) {
-			cmd.Args[0].Fetch = true
-		}
-		if isInterpreter(name) || name == "source" || name == "." {
-			// The script is the first operand, unless the code comes from -c, -e or -m.
-			for i := 1; i < len(cmd.Args); i++ {
-				v := cmd.Args[i].Value
-				if v == "-c" || v == "-e" || v == "-m" || v == "--" && i+1 == len(cmd.Args) {
-					break
-				}
-				if strings.HasPrefix(v, "-") && v != "-" {
-					continue
-				}
-				if isDownloaded(cmd.Args[i]) {
-					cmd.Args[i].Fetch = true
-				}
-				break
-			}
-		}
+		w.markDownloadedRuns(cmd)
 	}
-	if !fetchers[name] {
+	if !fetchers[cmd.Name()] {
 		return
 	}
+	for _, a := range downloadTargets(cmd) {
+		if abs, ok := w.c.resolve(a, cmd.Cwd); ok {
+			if w.downloaded == nil {
+				w.downloaded = map[string]bool{}
+			}
+			w.downloaded[abs] = true
+		}
+	}
+}
+
+// markDownloadedRuns marks Fetch the program or script word of cmd that names a file
+// downloaded earlier in the line.
+func (w *walker) markDownloadedRuns(cmd *simpleCmd) {
+	name := cmd.Name()
+	isDownloaded := func(a arg) bool {
+		abs, ok := w.c.resolve(a, cmd.Cwd)
+		return ok && w.downloaded[abs]
+	}
+	if strings.Contains(cmd.Args[0].Value, "/") && isDownloaded(cmd.Args[0]) {
+		cmd.Args[0].Fetch = true
+	}
+	if !isInterpreter(name) && name != "source" && name != "." {
+		return
+	}
+	// The script is the first operand, unless the code comes from -c, -e or -m.
+	for i := 1; i < len(cmd.Args); i++ {
+		v := cmd.Args[i].Value
+		if v == "-c" || v == "-e" || v == "-m" || v == "--" && i+1 == len(cmd.Args) {
+			break
+		}
+		if strings.HasPrefix(v, "-") && v != "-" {
+			continue
+		}
+		if isDownloaded(cmd.Args[i]) {
+			cmd.Args[i].Fetch = true
+		}
+		break
+	}
+}
+
+// downloadTargets returns the files a fetcher (curl, wget) writes: its redirections, its
+// output options, and the URL's last segment when it saves under the remote name.
+func downloadTargets(cmd *simpleCmd) []arg {
+	name := cmd.Name()
 	var out []arg
 	for _, r := range cmd.Redirs {
 		if writeRedirect(r) {
@@ -255,22 +304,16 @@ func (w *walker) downloads(cmd *simpleCmd) {
 			remoteName = true
 		}
 	}
-	if remoteName {
-		// wget URL and curl -O URL save to the URL's last segment.
-		for _, a := range cmd.Args[1:] {
-			if _, rest, ok := strings.Cut(a.Value, "://"); ok && !a.Unknown {
-				if _, p, ok := strings.Cut(rest, "/"); ok && path.Base(p) != "." && path.Base(p) != "/" {
-					out = append(out, arg{Value: path.Base(p)})
-				}
+	if !remoteName {
+		return out
+	}
+	// wget URL and curl -O URL save to the URL's last segment.
+	for _, a := range cmd.Args[1:] {
+		if _, rest, ok := strings.Cut(a.Value, "://"); ok && !a.Unknown {
+			if _, p, ok := strings.Cut(rest, "/"); ok && path.Base(p) != "." && path.Base(p) != "/" {
+				out = append(out, arg{Value: path.Base(p)})
 			}
 		}
 	}
-	for _, a := range out {
-		if abs, ok := w.c.resolve(a, cmd.Cwd); ok {
-			if w.downloaded == nil {
-				w.downloaded = map[string]bool{}
-			}
-			w.downloaded[abs] = true
-		}
-	}
+	return out
 }
