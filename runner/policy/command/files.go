@@ -89,78 +89,128 @@ func writeTargets(cmd *simpleCmd) []arg {
 	if len(cmd.Args) == 0 {
 		return nil
 	}
-	args := cmd.Args[1:]
-	pos, opts := positionals(args, writerValueOpts[name])
-	opt := func(names ...string) *arg {
-		for _, n := range names {
-			if v, ok := opts[n]; ok && v != nil {
-				return v
-			}
-		}
+	targets := writeTargetRules[name]
+	if targets == nil {
 		return nil
 	}
-	has := func(names ...string) bool {
-		for _, n := range names {
-			if _, ok := opts[n]; ok {
-				return true
-			}
+	args := cmd.Args[1:]
+	pos, opts := positionals(args, writerValueOpts[name])
+	return targets(writerArgs{name: name, args: args, pos: pos, opts: opts})
+}
+
+// writerArgs is a writing command's arguments, split by positionals.
+type writerArgs struct {
+	name      string
+	args, pos []arg
+	opts      map[string]*arg
+}
+
+// opt returns the value of the first of names given with one, nil when none is.
+func (w writerArgs) opt(names ...string) *arg {
+	for _, n := range names {
+		if v, ok := w.opts[n]; ok && v != nil {
+			return v
 		}
-		return false
-	}
-	switch name {
-	case "cp", "mv", "ln", "install", "rsync", "scp":
-		if t := opt("-t", "--target-directory"); t != nil {
-			return []arg{*t}
-		}
-		if name == "install" && has("-d", "--directory") {
-			return pos
-		}
-		if len(pos) >= 2 || (name == "ln" && len(pos) == 1) {
-			return pos[len(pos)-1:]
-		}
-	case "tee", "touch", "truncate", "mkdir", "rmdir", "rm", "unlink", "shred", "mknod", "mkfifo":
-		return pos
-	case "chmod", "chown", "chgrp", "chattr", "setfacl":
-		if has("--reference") || len(pos) == 0 {
-			return pos
-		}
-		return pos[1:]
-	case "sed":
-		if !has("-i", "--in-place") && !hasPrefixOpt(args, "-i") {
-			return nil
-		}
-		if has("-e", "-f", "--expression", "--file") || len(pos) == 0 {
-			return pos
-		}
-		return pos[1:]
-	case "dd":
-		for _, a := range args {
-			if v, ok := strings.CutPrefix(a.Value, "of="); ok {
-				return []arg{{Value: v, UnknownStart: a.UnknownStart}}
-			}
-		}
-	case "curl":
-		var out []arg
-		for i, a := range args {
-			if (a.Value == "-o" || a.Value == "--output" || shortCluster(a.Value, 'o')) && i+1 < len(args) {
-				out = append(out, args[i+1])
-			} else if v, ok := strings.CutPrefix(a.Value, "--output="); ok {
-				out = append(out, arg{Value: v})
-			}
-		}
-		return out
-	case "wget":
-		var out []arg
-		for i, a := range args {
-			if (a.Value == "-O" || a.Value == "--output-document" || a.Value == "-P" || a.Value == "--directory-prefix") && i+1 < len(args) {
-				out = append(out, args[i+1])
-			} else if v, ok := strings.CutPrefix(a.Value, "--output-document="); ok {
-				out = append(out, arg{Value: v})
-			}
-		}
-		return out
 	}
 	return nil
+}
+
+// has reports whether any of the options names is given.
+func (w writerArgs) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := w.opts[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// writeTargetRules returns, per writing command, the paths it writes to.
+var writeTargetRules = map[string]func(writerArgs) []arg{
+	"cp": copyTargets, "mv": copyTargets, "ln": copyTargets, "install": copyTargets,
+	"rsync": copyTargets, "scp": copyTargets,
+	"tee": operandTargets, "touch": operandTargets, "truncate": operandTargets,
+	"mkdir": operandTargets, "rmdir": operandTargets, "rm": operandTargets,
+	"unlink": operandTargets, "shred": operandTargets, "mknod": operandTargets,
+	"mkfifo": operandTargets,
+	"chmod":  attributeTargets, "chown": attributeTargets, "chgrp": attributeTargets,
+	"chattr": attributeTargets, "setfacl": attributeTargets,
+	"sed": sedTargets, "dd": ddTargets, "curl": curlTargets, "wget": wgetTargets,
+}
+
+// copyTargets: the -t directory, every operand of install -d, else the last operand
+// (ln's only one too).
+func copyTargets(w writerArgs) []arg {
+	if t := w.opt("-t", "--target-directory"); t != nil {
+		return []arg{*t}
+	}
+	if w.name == "install" && w.has("-d", "--directory") {
+		return w.pos
+	}
+	if len(w.pos) >= 2 || (w.name == "ln" && len(w.pos) == 1) {
+		return w.pos[len(w.pos)-1:]
+	}
+	return nil
+}
+
+// operandTargets: every operand (tee, touch, rm, mkdir...).
+func operandTargets(w writerArgs) []arg { return w.pos }
+
+// attributeTargets: the operands after the mode or owner (chmod MODE FILE...), all of
+// them with --reference.
+func attributeTargets(w writerArgs) []arg {
+	if w.has("--reference") || len(w.pos) == 0 {
+		return w.pos
+	}
+	return w.pos[1:]
+}
+
+// sedTargets: with -i, the files after the script (all operands when -e or -f gives it).
+func sedTargets(w writerArgs) []arg {
+	if !w.has("-i", "--in-place") && !hasPrefixOpt(w.args, "-i") {
+		return nil
+	}
+	if w.has("-e", "-f", "--expression", "--file") || len(w.pos) == 0 {
+		return w.pos
+	}
+	return w.pos[1:]
+}
+
+// ddTargets: the first of=FILE.
+func ddTargets(w writerArgs) []arg {
+	for _, a := range w.args {
+		if v, ok := strings.CutPrefix(a.Value, "of="); ok {
+			return []arg{{Value: v, UnknownStart: a.UnknownStart}}
+		}
+	}
+	return nil
+}
+
+// curlTargets: every -o FILE, --output FILE or --output=FILE, -o ending a cluster too
+// (curl -fsSLo FILE).
+func curlTargets(w writerArgs) []arg {
+	var out []arg
+	for i, a := range w.args {
+		if (a.Value == "-o" || a.Value == "--output" || shortCluster(a.Value, 'o')) && i+1 < len(w.args) {
+			out = append(out, w.args[i+1])
+		} else if v, ok := strings.CutPrefix(a.Value, "--output="); ok {
+			out = append(out, arg{Value: v})
+		}
+	}
+	return out
+}
+
+// wgetTargets: every -O/--output-document file and -P/--directory-prefix directory.
+func wgetTargets(w writerArgs) []arg {
+	var out []arg
+	for i, a := range w.args {
+		if (a.Value == "-O" || a.Value == "--output-document" || a.Value == "-P" || a.Value == "--directory-prefix") && i+1 < len(w.args) {
+			out = append(out, w.args[i+1])
+		} else if v, ok := strings.CutPrefix(a.Value, "--output-document="); ok {
+			out = append(out, arg{Value: v})
+		}
+	}
+	return out
 }
 
 // shortCluster reports whether v is a cluster of short options that ends in the one
