@@ -14,48 +14,67 @@ import (
 // substitution or variable, a process substitution sourced.
 func checkUncheckedCode(_ *checker, cmd *simpleCmd) string {
 	name := cmd.Name()
-	if name == "" {
-		return ""
-	}
 	switch {
+	case name == "":
+		return ""
 	case name == "eval":
-		for _, a := range cmd.Args[1:] {
-			if a.Unknown {
-				return fmt.Sprintf("evaluates %s, whose text is unknown before it runs", a.Value)
-			}
-		}
+		return uncheckedEval(cmd)
 	case name == "source" || name == ".":
-		if len(cmd.Args) > 1 {
-			a := cmd.Args[1]
-			if strings.HasPrefix(a.Value, "<(") || strings.HasPrefix(a.Value, ">(") {
-				return "runs the output of a process substitution as shell code"
-			}
-			if (a.Value == "/dev/stdin" || a.Value == "-" || a.Value == "/proc/self/fd/0") && cmd.StdinUnknown && !stdinRedirected(cmd) {
-				return "runs what another command prints as shell code"
-			}
-		}
+		return uncheckedSource(cmd)
 	case isInterpreter(name):
-		if src, ok := runsString(cmd); ok && src.Unknown {
-			return fmt.Sprintf("runs %s with code (%s) that is unknown before it runs", name, shorten(src.Value))
-		}
-		if !readsStdin(cmd) {
-			return ""
-		}
-		for _, r := range cmd.Redirs {
-			if r.Body != nil && r.Body.Unknown {
-				return fmt.Sprintf("feeds %s a script built from values unknown before it runs", name)
-			}
-			if r.Op == syntax.RdrIn && strings.HasPrefix(r.Target.Value, "<(") {
-				return fmt.Sprintf("feeds %s the output of a process substitution as its program (%s < <(...))", name, name)
-			}
-		}
-		if cmd.Piped && cmd.StdinUnknown && !stdinRedirected(cmd) {
-			return fmt.Sprintf("pipes another command's output into %s, which runs it as code", name)
-		}
+		return uncheckedInterpreter(name, cmd)
 	case name == "su" || name == "runuser" || name == "env" || name == "watch":
 		if src, ok := runsString(cmd); ok && src.Unknown {
 			return fmt.Sprintf("runs code (%s) that is unknown before it runs", shorten(src.Value))
 		}
+	}
+	return ""
+}
+
+// uncheckedEval: eval of a word unknown before it runs.
+func uncheckedEval(cmd *simpleCmd) string {
+	for _, a := range cmd.Args[1:] {
+		if a.Unknown {
+			return fmt.Sprintf("evaluates %s, whose text is unknown before it runs", a.Value)
+		}
+	}
+	return ""
+}
+
+// uncheckedSource: source of a process substitution, or of stdin fed by another command.
+func uncheckedSource(cmd *simpleCmd) string {
+	if len(cmd.Args) < 2 {
+		return ""
+	}
+	a := cmd.Args[1]
+	if strings.HasPrefix(a.Value, "<(") || strings.HasPrefix(a.Value, ">(") {
+		return "runs the output of a process substitution as shell code"
+	}
+	if (a.Value == "/dev/stdin" || a.Value == "-" || a.Value == "/proc/self/fd/0") && cmd.StdinUnknown && !stdinRedirected(cmd) {
+		return "runs what another command prints as shell code"
+	}
+	return ""
+}
+
+// uncheckedInterpreter: a shell or interpreter whose -c code, here-document or stdin
+// program is unknown before it runs.
+func uncheckedInterpreter(name string, cmd *simpleCmd) string {
+	if src, ok := runsString(cmd); ok && src.Unknown {
+		return fmt.Sprintf("runs %s with code (%s) that is unknown before it runs", name, shorten(src.Value))
+	}
+	if !readsStdin(cmd) {
+		return ""
+	}
+	for _, r := range cmd.Redirs {
+		if r.Body != nil && r.Body.Unknown {
+			return fmt.Sprintf("feeds %s a script built from values unknown before it runs", name)
+		}
+		if r.Op == syntax.RdrIn && strings.HasPrefix(r.Target.Value, "<(") {
+			return fmt.Sprintf("feeds %s the output of a process substitution as its program (%s < <(...))", name, name)
+		}
+	}
+	if cmd.Piped && cmd.StdinUnknown && !stdinRedirected(cmd) {
+		return fmt.Sprintf("pipes another command's output into %s, which runs it as code", name)
 	}
 	return ""
 }
