@@ -160,6 +160,12 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 		// Redirections of a compound command ({ ...; } > /etc/x) or of none at all.
 		w.cmds = append(w.cmds, &simpleCmd{Redirs: redirs, Func: cx.fn, Piped: cx.piped, Background: cx.bg, Cwd: sc.cwd})
 	}
+	w.compound(s, sc, cx)
+}
+
+// compound walks a statement that is not a simple command: a pipeline or list, a
+// subshell or block, a loop, a condition, a function definition, a declaration.
+func (w *walker) compound(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 	switch cmd := s.Cmd.(type) {
 	case nil:
 	case *syntax.BinaryCmd:
@@ -184,47 +190,11 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 		body.endless = body.endless || endless(cmd)
 		w.stmts(cmd.Do, sc, body)
 	case *syntax.ForClause:
-		if it, ok := cmd.Loop.(*syntax.WordIter); ok {
-			for _, wd := range it.Items {
-				w.words(wd, sc)
-			}
-			// The loop variable takes values the checker does not follow.
-			if it.Name != nil {
-				sc.forget(it.Name.Value)
-			}
-		} else {
-			w.nested(cmd.Loop, sc)
-		}
-		body := cx
-		if c, ok := cmd.Loop.(*syntax.CStyleLoop); ok && c.Cond == nil {
-			body.endless = true // for ((;;))
-		}
-		w.stmts(cmd.Do, sc, body)
+		w.forClause(cmd, sc, cx)
 	case *syntax.CaseClause:
-		w.words(cmd.Word, sc)
-		for _, item := range cmd.Items {
-			for _, p := range item.Patterns {
-				w.nested(p, sc)
-			}
-			w.stmts(item.Stmts, sc, cx)
-		}
+		w.caseClause(cmd, sc, cx)
 	case *syntax.FuncDecl:
-		// The body is checked where it is defined, as if it ran there, and again where
-		// it is called, in the caller's scope (a cd inside it lasts).
-		names := cmd.Names
-		if cmd.Name != nil {
-			names = append([]*syntax.Lit{cmd.Name}, names...)
-		}
-		if len(names) == 0 { // an anonymous function runs at once
-			w.stmt(cmd.Body, sc.clone(), cx)
-		}
-		if w.funcs == nil {
-			w.funcs = map[string]*syntax.Stmt{}
-		}
-		for _, n := range names {
-			w.funcs[n.Value] = cmd.Body
-			w.callFunc(n.Value, sc.clone(), cx)
-		}
+		w.funcDecl(cmd, sc, cx)
 	case *syntax.DeclClause:
 		w.decl(cmd, sc, cx)
 	case *syntax.TimeClause:
@@ -238,6 +208,57 @@ func (w *walker) stmt(s *syntax.Stmt, sc *scope, cx cmdCtx) {
 		w.stmt(cmd.Body, sc, cx)
 	default: // arithmetic, [[ ]], let: only their substitutions run commands
 		w.nested(cmd, sc)
+	}
+}
+
+// forClause walks a for loop: its word list or C-style header, then its body.
+func (w *walker) forClause(cmd *syntax.ForClause, sc *scope, cx cmdCtx) {
+	if it, ok := cmd.Loop.(*syntax.WordIter); ok {
+		for _, wd := range it.Items {
+			w.words(wd, sc)
+		}
+		// The loop variable takes values the checker does not follow.
+		if it.Name != nil {
+			sc.forget(it.Name.Value)
+		}
+	} else {
+		w.nested(cmd.Loop, sc)
+	}
+	body := cx
+	if c, ok := cmd.Loop.(*syntax.CStyleLoop); ok && c.Cond == nil {
+		body.endless = true // for ((;;))
+	}
+	w.stmts(cmd.Do, sc, body)
+}
+
+// caseClause walks a case statement: its word, each pattern's substitutions, each body.
+func (w *walker) caseClause(cmd *syntax.CaseClause, sc *scope, cx cmdCtx) {
+	w.words(cmd.Word, sc)
+	for _, item := range cmd.Items {
+		for _, p := range item.Patterns {
+			w.nested(p, sc)
+		}
+		w.stmts(item.Stmts, sc, cx)
+	}
+}
+
+// funcDecl records a function and checks its body where it is defined, as if it ran
+// there; callFunc checks it again where it is called, in the caller's scope (a cd inside
+// it lasts).
+func (w *walker) funcDecl(cmd *syntax.FuncDecl, sc *scope, cx cmdCtx) {
+	names := cmd.Names
+	if cmd.Name != nil {
+		names = append([]*syntax.Lit{cmd.Name}, names...)
+	}
+	if len(names) == 0 { // an anonymous function runs at once
+		w.stmt(cmd.Body, sc.clone(), cx)
+	}
+	if w.funcs == nil {
+		w.funcs = map[string]*syntax.Stmt{}
+	}
+	for _, n := range names {
+		w.funcs[n.Value] = cmd.Body
+		w.callFunc(n.Value, sc.clone(), cx)
 	}
 }
 
