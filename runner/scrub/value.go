@@ -58,35 +58,46 @@ func walk(m *matcher, v reflect.Value, depth int) {
 	case reflect.Pointer:
 		walk(m, v.Elem(), depth+1)
 	case reflect.Interface:
-		if v.IsNil() || !v.CanSet() {
-			return
-		}
-		// What an interface holds is not addressable: scrub a copy and put it back.
-		c := reflect.New(v.Elem().Type()).Elem()
-		c.Set(v.Elem())
-		walk(m, c, depth+1)
-		v.Set(c)
+		walkInterface(m, v, depth)
 	case reflect.Map:
-		if v.IsNil() {
-			return
+		walkMap(m, v, depth)
+	}
+}
+
+// walkInterface scrubs what an interface holds. That is not addressable: it scrubs a
+// copy and puts it back.
+func walkInterface(m *matcher, v reflect.Value, depth int) {
+	if v.IsNil() || !v.CanSet() {
+		return
+	}
+	c := reflect.New(v.Elem().Type()).Elem()
+	c.Set(v.Elem())
+	walk(m, c, depth+1)
+	v.Set(c)
+}
+
+// walkMap scrubs a map's keys and values. Neither is addressable: it scrubs copies and
+// stores them back, under the scrubbed key when the key changed.
+func walkMap(m *matcher, v reflect.Value, depth int) {
+	if v.IsNil() {
+		return
+	}
+	iter := v.MapRange()
+	type kv struct{ oldKey, k, e reflect.Value }
+	var changes []kv
+	for iter.Next() {
+		k := reflect.New(iter.Key().Type()).Elem()
+		k.Set(iter.Key())
+		e := reflect.New(iter.Value().Type()).Elem()
+		e.Set(iter.Value())
+		walk(m, k, depth+1)
+		walk(m, e, depth+1)
+		changes = append(changes, kv{iter.Key(), k, e})
+	}
+	for _, c := range changes {
+		if !c.k.Equal(c.oldKey) {
+			v.SetMapIndex(c.oldKey, reflect.Value{})
 		}
-		iter := v.MapRange()
-		type kv struct{ oldKey, k, e reflect.Value }
-		var changes []kv
-		for iter.Next() {
-			k := reflect.New(iter.Key().Type()).Elem()
-			k.Set(iter.Key())
-			e := reflect.New(iter.Value().Type()).Elem()
-			e.Set(iter.Value())
-			walk(m, k, depth+1)
-			walk(m, e, depth+1)
-			changes = append(changes, kv{iter.Key(), k, e})
-		}
-		for _, c := range changes {
-			if !c.k.Equal(c.oldKey) {
-				v.SetMapIndex(c.oldKey, reflect.Value{})
-			}
-			v.SetMapIndex(c.k, c.e)
-		}
+		v.SetMapIndex(c.k, c.e)
 	}
 }
