@@ -120,23 +120,30 @@ func (l *loader) toolsDefined(n ast.Node, field string) {
 		if present == nil || !ok || def.Name == "" || def.Command == "" {
 			continue
 		}
-		tl, err := def.Tool()
-		if err != nil {
-			d.failErr(nameAt, join(f, "name"), err, "%v", err)
-			continue
-		}
-		// Compile the schema now: a broken one is the author's error, not the model's.
-		one := tools.NewRegistry()
-		if err := one.Register(tl); err == nil {
-			err = one.CheckSchemas()
-			if err != nil {
-				d.failErr(paramsAt, join(f, "parameters"), err, "invalid JSON Schema: %s", schemaProblem(err))
-				continue
-			}
-		}
-		_ = l.defined.Register(tl) // a duplicate name was reported above
-		l.t.ToolsDefined = append(l.t.ToolsDefined, def)
+		l.addDefined(def, f, nameAt, paramsAt)
 	}
+}
+
+// addDefined builds a decoded tool as the runner will and adds it to the task, or
+// reports why it cannot be built at the entry's name or parameters.
+func (l *loader) addDefined(def ToolDef, f string, nameAt, paramsAt ast.Node) {
+	d := l.d
+	tl, err := def.Tool()
+	if err != nil {
+		d.failErr(nameAt, join(f, "name"), err, "%v", err)
+		return
+	}
+	// Compile the schema now: a broken one is the author's error, not the model's.
+	one := tools.NewRegistry()
+	if err := one.Register(tl); err == nil {
+		err = one.CheckSchemas()
+		if err != nil {
+			d.failErr(paramsAt, join(f, "parameters"), err, "invalid JSON Schema: %s", schemaProblem(err))
+			return
+		}
+	}
+	_ = l.defined.Register(tl) // a duplicate name was reported above
+	l.t.ToolsDefined = append(l.t.ToolsDefined, def)
 }
 
 // definedName checks a defined tool's name: what every provider accepts, and no clash
