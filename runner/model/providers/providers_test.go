@@ -165,3 +165,8 @@ func TestCheckNameAgreesWithOpen(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitListKeepsOptionsWithTheirName(t *testing.T) {
+	assert.DeepEqual(t, providers.SplitList("oracle,oracle:fail=0.3,seed=1", " ollama:a ,ollama:a", "", "openai:b"),
+		[]string{"oracle", "oracle:fail=0.3,seed=1", "ollama:a", "openai:b"})
+}
