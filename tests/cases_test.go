@@ -140,7 +140,7 @@ reference:
 	assert.Equal(t, o.Code, 0)
 	b, err := os.ReadFile(filepath.Join(out, "v", "transcript.jsonl"))
 	assert.NilError(t, err)
-	assert.Check(t, is.Contains(string(b), "Write from-flag,with a comma."), "a comma is part of the value"))
+	assert.Check(t, is.Contains(string(b), "Write from-flag,with a comma."), "a comma is part of the value")
 	res := readResult(t, filepath.Join(out, "v", "result.json"))
 	assert.DeepEqual(t, res.Vars, map[string]any{"text": "from-flag,with a comma", "n": float64(42)})
 
