@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/transcript"
 )
 
 // Terminal limits: a quick look over ssh or in a CI log, not the whole transcript.
@@ -54,10 +55,31 @@ func WriteList(w io.Writer, entries []Entry, colour bool) error {
 // first, then each step's text, calls, decisions and (shortened) results. Every piece of
 // agent text is cleaned, so it cannot drive the terminal.
 func WriteText(w io.Writer, st *Story, colour bool) error {
-	p := colours(colour)
-	var b strings.Builder
-	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	line("%s %s%s%s  (%s)", p.status(st.Status), p.bold, Clean(st.DisplayName()), p.reset, Clean(st.Model))
+	t := storyText{p: colours(colour)}
+	t.header(st)
+	t.assertions(st.Assertions)
+	t.prompt(st.Start)
+	for _, s := range st.Turns {
+		t.step(s)
+	}
+	t.files(st.Files)
+	_, err := io.WriteString(w, t.b.String())
+	return err
+}
+
+// storyText builds WriteText's text, one section per method.
+type storyText struct {
+	b strings.Builder
+	p palette
+}
+
+// line adds one line of text.
+func (t *storyText) line(format string, a ...any) { fmt.Fprintf(&t.b, format+"\n", a...) }
+
+// header: the verdict, where the scenario is, how it stopped and what it cost, and why.
+func (t *storyText) header(st *Story) {
+	p := t.p
+	t.line("%s %s%s%s  (%s)", p.status(st.Status), p.bold, Clean(st.DisplayName()), p.reset, Clean(st.Model))
 	loc := Clean(st.File)
 	if st.Line > 0 {
 		loc += fmt.Sprintf(":%d", st.Line)
@@ -66,106 +88,131 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 	if st.Cost != nil {
 		cost = " · cost " + result.FormatUSD(st.Cost.USD)
 	}
-	line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, Duration(st.Duration),
+	t.line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, Duration(st.Duration),
 		st.Usage.PromptTokens+st.Usage.CompletionTokens, cost, p.reset)
 	if st.Reason != "" {
-		line("%sreason:%s %s", p.bold, p.reset, indent(Clean(st.Reason), "  ", 20))
+		t.line("%sreason:%s %s", p.bold, p.reset, indent(Clean(st.Reason), "  ", 20))
 	}
 	if st.Problem != "" {
-		line("%stranscript: %s%s", p.yellow, Clean(st.Problem), p.reset)
+		t.line("%stranscript: %s%s", p.yellow, Clean(st.Problem), p.reset)
 	}
-	if len(st.Assertions) > 0 {
-		line("\n%sassertions%s", p.bold, p.reset)
-		for _, a := range st.Assertions {
-			mark := p.green + "✓" + p.reset
-			if a.Error {
-				mark = p.yellow + "!" + p.reset
-			} else if !a.Passed {
-				mark = p.red + "✗" + p.reset
-			}
-			at := ""
-			if a.Line > 0 {
-				at = fmt.Sprintf(" %s(line %d)%s", p.dim, a.Line, p.reset)
-			}
-			line("  %s %s: %s%s", mark, a.Kind, indent(Clean(a.Message), "      ", 10), at)
-			if a.Judge != nil {
-				line("      judge %s: score %.2f (at least %.2f): %s", Clean(a.Judge.Model), a.Judge.Score, a.Judge.MinScore, Short(a.Judge.Reasoning, 300))
-			}
-			for _, t := range a.Tests {
-				if t.Status == result.TestFailed || t.Status == result.TestError {
-					line("      %s✗%s %s %s", p.red, p.reset, Clean(t.Name), Short(t.Message, 120))
-				}
-			}
-		}
+}
+
+// assertions: each with its mark, the judge's score, and the failed tests it names.
+func (t *storyText) assertions(as []result.Assertion) {
+	if len(as) == 0 {
+		return
 	}
-	if st.Start != nil {
-		line("\n%sprompt%s", p.bold, p.reset)
-		line("  %s", indent(Clean(strings.TrimSpace(st.Start.Prompt)), "  ", 20))
-		for _, wr := range st.Start.Warnings {
-			line("  %swarning: %s%s", p.yellow, Clean(wr), p.reset)
+	p := t.p
+	t.line("\n%sassertions%s", p.bold, p.reset)
+	for _, a := range as {
+		mark := p.green + "✓" + p.reset
+		if a.Error {
+			mark = p.yellow + "!" + p.reset
+		} else if !a.Passed {
+			mark = p.red + "✗" + p.reset
 		}
-	}
-	for _, s := range st.Turns {
-		head := fmt.Sprintf("\n%sstep %d%s", p.bold, s.N, p.reset)
-		if s.Response != nil {
-			head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, MS(s.Response.DurationMS), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
+		at := ""
+		if a.Line > 0 {
+			at = fmt.Sprintf(" %s(line %d)%s", p.dim, a.Line, p.reset)
 		}
-		line("%s", head)
-		for _, r := range s.Retries {
-			line("  %sattempt %d failed: %s%s", p.yellow, r.Attempt, Short(r.Error, 200), p.reset)
+		t.line("  %s %s: %s%s", mark, a.Kind, indent(Clean(a.Message), "      ", 10), at)
+		if a.Judge != nil {
+			t.line("      judge %s: score %.2f (at least %.2f): %s", Clean(a.Judge.Model), a.Judge.Score, a.Judge.MinScore, Short(a.Judge.Reasoning, 300))
 		}
-		if s.ModelErr != nil {
-			line("  %smodel error: %s%s", p.red, Short(s.ModelErr.Error, 300), p.reset)
-		}
-		if s.Response != nil && strings.TrimSpace(s.Response.Content) != "" {
-			line("  %s", indent(Clean(strings.TrimSpace(s.Response.Content)), "  ", showOutputLines))
-		}
-		for _, c := range s.Calls {
-			verdict := ""
-			if c.Decision != nil {
-				if c.Decision.Decision.Allowed {
-					verdict = p.dim + " allowed by " + Clean(c.Decision.Decision.By) + p.reset
-				} else {
-					verdict = p.red + " denied by " + Clean(c.Decision.Decision.By) + p.reset
-				}
+		for _, tc := range a.Tests {
+			if tc.Status == result.TestFailed || tc.Status == result.TestError {
+				t.line("      %s✗%s %s %s", p.red, p.reset, Clean(tc.Name), Short(tc.Message, 120))
 			}
-			ok := p.green + "ok" + p.reset
-			if !c.Result.Success {
-				ok = p.red + "failed" + p.reset
-				if c.Result.Error != nil {
-					ok = p.red + string(c.Result.Error.Code) + p.reset
-				}
-			}
-			line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, MS(c.DurationMS), ok)
-			if args, isObj := Args(c.Args); isObj {
-				for _, a := range args {
-					line("    %s%s:%s %s", p.dim, Clean(a.Key), p.reset, indent(Clean(a.Value), "      ", showArgLines))
-				}
-			} else {
-				line("    %s", indent(Clean(PrettyJSON(c.Args)), "    ", showArgLines))
-			}
-			if out := strings.TrimRight(c.Result.Output, "\n"); out != "" {
-				line("    %s%s%s", p.dim, indent(Clean(out), "    ", showOutputLines), p.reset)
-			}
-		}
-		if s.Reminder != "" {
-			line("  %s(no tool call: reminded)%s", p.dim, p.reset)
 		}
 	}
-	if f := st.Files; f != nil && f.Total > 0 {
-		line("\n%sfiles%s", p.bold, p.reset)
-		for _, x := range f.Created {
-			line("  %s+ %s%s", p.green, Clean(x), p.reset)
-		}
-		for _, x := range f.Changed {
-			line("  %s~ %s%s", p.yellow, Clean(x), p.reset)
-		}
-		for _, x := range f.Deleted {
-			line("  %s- %s%s", p.red, Clean(x), p.reset)
+}
+
+// prompt: the task's prompt and the warnings given with it.
+func (t *storyText) prompt(start *transcript.Start) {
+	if start == nil {
+		return
+	}
+	p := t.p
+	t.line("\n%sprompt%s", p.bold, p.reset)
+	t.line("  %s", indent(Clean(strings.TrimSpace(start.Prompt)), "  ", 20))
+	for _, wr := range start.Warnings {
+		t.line("  %swarning: %s%s", p.yellow, Clean(wr), p.reset)
+	}
+}
+
+// step: its timing, retries, model error, the model's text and each call.
+func (t *storyText) step(s *Step) {
+	p := t.p
+	head := fmt.Sprintf("\n%sstep %d%s", p.bold, s.N, p.reset)
+	if s.Response != nil {
+		head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, MS(s.Response.DurationMS), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
+	}
+	t.line("%s", head)
+	for _, r := range s.Retries {
+		t.line("  %sattempt %d failed: %s%s", p.yellow, r.Attempt, Short(r.Error, 200), p.reset)
+	}
+	if s.ModelErr != nil {
+		t.line("  %smodel error: %s%s", p.red, Short(s.ModelErr.Error, 300), p.reset)
+	}
+	if s.Response != nil && strings.TrimSpace(s.Response.Content) != "" {
+		t.line("  %s", indent(Clean(strings.TrimSpace(s.Response.Content)), "  ", showOutputLines))
+	}
+	for _, c := range s.Calls {
+		t.call(c)
+	}
+	if s.Reminder != "" {
+		t.line("  %s(no tool call: reminded)%s", p.dim, p.reset)
+	}
+}
+
+// call: the tool, the policy's decision, the outcome, the arguments and the output.
+func (t *storyText) call(c *Call) {
+	p := t.p
+	verdict := ""
+	if c.Decision != nil {
+		if c.Decision.Decision.Allowed {
+			verdict = p.dim + " allowed by " + Clean(c.Decision.Decision.By) + p.reset
+		} else {
+			verdict = p.red + " denied by " + Clean(c.Decision.Decision.By) + p.reset
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	ok := p.green + "ok" + p.reset
+	if !c.Result.Success {
+		ok = p.red + "failed" + p.reset
+		if c.Result.Error != nil {
+			ok = p.red + string(c.Result.Error.Code) + p.reset
+		}
+	}
+	t.line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, MS(c.DurationMS), ok)
+	if args, isObj := Args(c.Args); isObj {
+		for _, a := range args {
+			t.line("    %s%s:%s %s", p.dim, Clean(a.Key), p.reset, indent(Clean(a.Value), "      ", showArgLines))
+		}
+	} else {
+		t.line("    %s", indent(Clean(PrettyJSON(c.Args)), "    ", showArgLines))
+	}
+	if out := strings.TrimRight(c.Result.Output, "\n"); out != "" {
+		t.line("    %s%s%s", p.dim, indent(Clean(out), "    ", showOutputLines), p.reset)
+	}
+}
+
+// files: what the agent created, changed and deleted.
+func (t *storyText) files(f *result.FileChanges) {
+	if f == nil || f.Total <= 0 {
+		return
+	}
+	p := t.p
+	t.line("\n%sfiles%s", p.bold, p.reset)
+	for _, x := range f.Created {
+		t.line("  %s+ %s%s", p.green, Clean(x), p.reset)
+	}
+	for _, x := range f.Changed {
+		t.line("  %s~ %s%s", p.yellow, Clean(x), p.reset)
+	}
+	for _, x := range f.Deleted {
+		t.line("  %s- %s%s", p.red, Clean(x), p.reset)
+	}
 }
 
 // indent puts prefix before each line after the first, keeping at most max lines.
