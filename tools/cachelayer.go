@@ -110,7 +110,7 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return nil // gone meanwhile
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only: Close loses no data
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err

@@ -51,7 +51,7 @@ func readFile(run *Run, p string) (string, error) {
 	if err != nil {
 		return "", fileErr(p, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	info, err := f.Stat()
 	switch {
 	case err != nil:

@@ -285,7 +285,7 @@ func readCapped(ws *tools.Workspace, p string, limit int) (string, string) {
 	if err != nil {
 		return "", fmt.Sprintf("(cannot read: %v)", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return "", "(a directory, not a file)"
 	}

@@ -76,12 +76,12 @@ func (r *resultsDir) read(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	f, err := root.Open(path.Clean(name))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	return io.ReadAll(io.LimitReader(f, maxResultFile))
 }
 
@@ -119,7 +119,7 @@ func readResultFile(ctx context.Context, run *Run, name string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	return io.ReadAll(io.LimitReader(f, maxResultFile))
 }
 

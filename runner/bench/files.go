@@ -49,13 +49,13 @@ func writeAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }() // best effort: a leftover temp file harms nothing
 	if _, err := tmp.Write(scrub.Bytes(data)); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the error above is the one returned
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {

@@ -105,7 +105,7 @@ func Run(ctx context.Context, opts Options) *Report {
 			}
 			mr.LoadMS, mr.Reloads = loads(cells)
 			for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), reloadWarnings(name, mr)...) {
-				fmt.Fprintf(warn, "runner: warning: %s\n", w)
+				_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
 				rep.Warnings = append(rep.Warnings, w)
 			}
 		}

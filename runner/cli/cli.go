@@ -66,8 +66,8 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	scrub.AddEnviron(os.Environ())
 	scrub.AddProviderEnv(os.Getenv)
 	stdout, stderr := scrub.NewWriter(stdio.Stdout), scrub.NewWriter(stdio.Stderr)
-	defer stdout.Flush()
-	defer stderr.Flush()
+	defer func() { _ = stdout.Flush() }() // console output: a failed write has nowhere to be reported
+	defer func() { _ = stderr.Flush() }()
 	stdio.Stdout, stdio.Stderr = stdout, stderr
 	app := newApp(stdio)
 	if err := unknownCommand(app, args); err != nil {

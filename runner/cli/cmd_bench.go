@@ -152,15 +152,15 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
 		Checkpoint: func(r *bench.Report) {
 			if err := bench.WriteFiles(opts.OutDir, r, nil); err != nil {
-				fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err)
+				_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err) // console output: a failed write has nowhere to be reported
 			}
 		},
 		OnModel: func(m bench.ModelResult) {
 			if m.Status != bench.ModelRan {
-				fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Name, m.Status, m.Reason)
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Name, m.Status, m.Reason)
 				return
 			}
-			fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
+			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
 			console = report.NewConsole(opts.Stdout, report.ConsoleOptions{OutDir: m.OutDir})
 			console.Start(len(s.Tasks) * opts.Repeat)
 		},
@@ -180,7 +180,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: %w", err)}
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
-	fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
+	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
 	return benchExit(rep, cmp, opts)
 }
 

@@ -72,12 +72,12 @@ func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
 		if err != nil {
 			return usageError("policy check: %v", err)
 		}
-		defer ws.Close()
+		defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
 		check.Workspace = ws
 	}
 	d, warnings, err := policy.CheckCall(ctx, t, reg, opts.Tool, json.RawMessage(opts.Args), check)
 	for _, w := range warnings {
-		fmt.Fprintf(opts.Stderr, "runner: warning: %s\n", w)
+		_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
 	}
 	if err != nil {
 		return usageError("policy check: %v", err)
@@ -91,12 +91,12 @@ func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
 		if d.Allowed {
 			verdict = "allowed"
 		}
-		fmt.Fprintf(opts.Stdout, "%s by %s\n", verdict, d.By)
+		_, _ = fmt.Fprintf(opts.Stdout, "%s by %s\n", verdict, d.By)
 		if d.Rule != "" {
-			fmt.Fprintf(opts.Stdout, "rule: %s\n", d.Rule)
+			_, _ = fmt.Fprintf(opts.Stdout, "rule: %s\n", d.Rule)
 		}
 		if d.Reason != "" {
-			fmt.Fprintf(opts.Stdout, "reason: %s\n", d.Reason)
+			_, _ = fmt.Fprintf(opts.Stdout, "reason: %s\n", d.Reason)
 		}
 	}
 	if !d.Allowed {

@@ -196,7 +196,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		Scenario: s.Scenario(ctx, ""),
 	})
 	if budget.Refused() {
-		fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD))
+		_, _ = fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD)) // console output: a failed write has nowhere to be reported
 	}
 	writeView(opts.OutDir, opts.Stderr)
 	if err := reporter.Finish(run); err != nil {

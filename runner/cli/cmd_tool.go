@@ -126,7 +126,7 @@ func RunTool(ctx context.Context, opts ToolOptions) error {
 	if err != nil {
 		return usageError("tool: %v", err)
 	}
-	defer ws.Close()
+	defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
 	ws.Network = opts.Network
 	// Only command tools are sandboxed: probing (and warning about) a sandbox for a
 	// read_file would be noise.

@@ -75,7 +75,7 @@ func PrintTools(opts ToolsOptions) error {
 
 func printToolsText(w io.Writer, specs []tools.Spec, aliases []tools.Alias) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tRISK\tPARAMETERS\tALIASES")
+	_, _ = fmt.Fprintln(tw, "TOOL\tRISK\tPARAMETERS\tALIASES") // tabwriter: the Flush below reports a failed write
 	byTarget := map[string][]string{}
 	for _, a := range aliases {
 		byTarget[a.Target] = append(byTarget[a.Target], a.Name)
@@ -89,9 +89,9 @@ func printToolsText(w io.Writer, specs []tools.Spec, aliases []tools.Alias) erro
 			params = append(params, name)
 		}
 		sort.Strings(params)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Risk, strings.Join(params, " "), strings.Join(byTarget[s.Name], " "))
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Risk, strings.Join(params, " "), strings.Join(byTarget[s.Name], " "))
 	}
-	fmt.Fprintln(tw, "\n* required. `runner tools --format json NAME` shows descriptions and full schemas.")
+	_, _ = fmt.Fprintln(tw, "\n* required. `runner tools --format json NAME` shows descriptions and full schemas.")
 	return tw.Flush()
 }
 

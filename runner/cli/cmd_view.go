@@ -60,14 +60,14 @@ func View(opts ViewOptions) error {
 	if err != nil {
 		return &ExitError{Code: ExitErrored, Err: err}
 	}
-	fmt.Fprintln(opts.Stdout, index)
+	_, _ = fmt.Fprintln(opts.Stdout, index) // console output: a failed write has nowhere to be reported
 	if opts.Open {
 		getenv := opts.Getenv
 		if getenv == nil {
 			getenv = os.Getenv
 		}
 		if err := openBrowser(index, getenv); err != nil {
-			fmt.Fprintf(opts.Stderr, "runner: view: %v\n", err)
+			_, _ = fmt.Fprintf(opts.Stderr, "runner: view: %v\n", err)
 		}
 	}
 	return nil
@@ -77,7 +77,7 @@ func View(opts ViewOptions) error {
 // verdict.
 func writeView(out string, stderr io.Writer) {
 	if _, err := view.Write(out); err != nil {
-		fmt.Fprintf(stderr, "runner: warning: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "runner: warning: %v\n", err)
 	}
 }
 

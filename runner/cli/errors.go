@@ -51,7 +51,7 @@ func inVerb(verb string, err error) error {
 func exitCode(err error, stderr io.Writer) int {
 	code, msg := classify(err)
 	if msg != "" {
-		fmt.Fprintf(stderr, "runner: %s\n", msg)
+		_, _ = fmt.Fprintf(stderr, "runner: %s\n", msg) // console output: a failed write has nowhere to be reported
 	}
 	return code
 }

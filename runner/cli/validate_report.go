@@ -26,7 +26,7 @@ func problemLines(w io.Writer, err error) error {
 				p = te
 			}
 		}
-		fmt.Fprintln(w, p.Error())
+		_, _ = fmt.Fprintln(w, p.Error()) // console output: a failed write has nowhere to be reported
 	}
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s in %s", countNoun(len(probs), "problem"), countNoun(max(len(files), 1), "file"))}
 }

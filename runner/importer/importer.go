@@ -251,7 +251,7 @@ func Import(f Format, root, outDir string, w io.Writer) ([]Outcome, error) {
 
 func report(w io.Writer, o Outcome) {
 	bw := bufio.NewWriter(w)
-	defer bw.Flush()
+	defer func() { _ = bw.Flush() }() // console output: a failed write has nowhere to be reported
 	if o.Err != nil {
 		fmt.Fprintf(bw, "SKIP %s: %v\n", o.Dir, o.Err)
 		return
@@ -311,7 +311,7 @@ func ReadFile(dir, rel string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	f, err := root.Open(filepath.FromSlash(rel))
 	if err != nil {
 		if escapes(err) {
@@ -319,7 +319,7 @@ func ReadFile(dir, rel string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)

@@ -150,16 +150,16 @@ const maxTries = 3
 // Ask shows the call and waits for an answer.
 func (a *TerminalAsker) Ask(ctx context.Context, q Question) (Answer, error) {
 	a.start.Do(a.read)
-	fmt.Fprint(a.out, formatQuestion(q))
+	_, _ = fmt.Fprint(a.out, formatQuestion(q)) // console output: a failed write has nowhere to be reported
 	for try := 0; try < maxTries; try++ {
-		fmt.Fprintf(a.out, "Allow this call? [y]es / [n]o / [a]lways allow %s: ", q.Tool)
+		_, _ = fmt.Fprintf(a.out, "Allow this call? [y]es / [n]o / [a]lways allow %s: ", q.Tool)
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(a.out)
+			_, _ = fmt.Fprintln(a.out)
 			return AnswerNo, ctx.Err()
 		case line, ok := <-a.lines:
 			if !ok {
-				fmt.Fprintln(a.out)
+				_, _ = fmt.Fprintln(a.out)
 				return AnswerNo, fmt.Errorf("read answer: %w", a.err)
 			}
 			switch strings.ToLower(strings.TrimSpace(line)) {
@@ -170,7 +170,7 @@ func (a *TerminalAsker) Ask(ctx context.Context, q Question) (Answer, error) {
 			case "a", "always":
 				return AnswerAlways, nil
 			}
-			fmt.Fprintln(a.out, "Please answer y, n or a.")
+			_, _ = fmt.Fprintln(a.out, "Please answer y, n or a.")
 		}
 	}
 	return AnswerNo, nil

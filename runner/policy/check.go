@@ -74,12 +74,12 @@ func CheckCall(ctx context.Context, t *task.Task, reg *tools.Registry, name stri
 		if err != nil {
 			return Decision{}, nil, fmt.Errorf("policy check: workspace: %w", err)
 		}
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }() // best effort: a leftover temp file harms nothing
 		ws, err = tools.OpenWorkspace(dir)
 		if err != nil {
 			return Decision{}, nil, fmt.Errorf("policy check: %w", err)
 		}
-		defer ws.Close()
+		defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
 	}
 	p, err := New(t.Approval, t.CommandRules, Options{Now: opts.Now, Home: opts.Home, Resolve: reg.Canonical})
 	if err != nil {

@@ -111,7 +111,7 @@ func (r *runState) addVerify(ctx context.Context, c *container.Container, dir st
 	if err != nil {
 		return fmt.Errorf("verify files: %w", err)
 	}
-	defer os.RemoveAll(staging)
+	defer func() { _ = os.RemoveAll(staging) }() // best effort: a leftover temp file harms nothing
 	if err := workspace.AddVerify(r.t, staging); err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 	}
 	for _, t := range tasks {
 		for _, w := range t.Warnings {
-			fmt.Fprintf(warn, "runner: warning: %s\n", w)
+			_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
 		}
 	}
 	if re == nil {
@@ -265,7 +265,7 @@ func (s *Sandboxes) Get(mode string) (tools.CommandWrapper, error) {
 	}
 	wrap, note, err := sandbox.Probe(context.Background(), mode)
 	if note != "" {
-		fmt.Fprintf(s.notes, "runner: %s\n", describeSandbox(mode, wrap, note))
+		_, _ = fmt.Fprintf(s.notes, "runner: %s\n", describeSandbox(mode, wrap, note)) // console output: a failed write has nowhere to be reported
 	}
 	s.probed[mode] = probe{wrap: wrap, err: err}
 	return wrap, err

@@ -56,7 +56,7 @@ func readCapped(path string, limit int64) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", path, err)

@@ -245,7 +245,7 @@ func ReadFile(path string) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	return Read(f)
 }
 

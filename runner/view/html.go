@@ -180,7 +180,7 @@ func writeFile(path string, render func(io.Writer) error) error {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // the error above is the one returned
 		return fmt.Errorf("view: %s: %w", path, err)
 	}
 	return nil

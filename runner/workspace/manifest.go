@@ -163,7 +163,7 @@ func scan(ctx context.Context, dir string, protect *Protect) (map[string]entry, 
 	if err != nil {
 		return nil, false, fmt.Errorf("scan workspace: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	entries := map[string]entry{}
 	truncated := false
 	n := 0
@@ -219,7 +219,7 @@ func hashFile(root *os.Root, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
 		return nil, errors.Join(err, fmt.Errorf("%s is not a regular file", path.Clean(p)))
 	}

@@ -70,7 +70,7 @@ func Remove(dir string) error {
 			}
 			return nil
 		})
-		root.Close()
+		_ = root.Close() // a directory handle: Close loses no data
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove workspace: %w", err)
@@ -167,7 +167,7 @@ func addFiles(taskDir, copyFrom string, files map[string]string, dir string) err
 	if err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	if copyFrom != "" {
 		src := copyFrom
 		if !filepath.IsAbs(src) {
@@ -209,7 +209,7 @@ func CopyDir(src, dst string) error {
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	return copyTree(src, root)
 }
 
@@ -242,7 +242,7 @@ func copyTree(src string, root *os.Root) error {
 			var in *os.File
 			if in, err = os.Open(path); err == nil {
 				err = writeFile(root, rel, in, info.Mode().Perm())
-				in.Close()
+				_ = in.Close() // read only: Close loses no data
 			}
 		}
 		if err != nil {
@@ -264,7 +264,7 @@ func writeFile(root *os.Root, rel string, r io.Reader, mode os.FileMode) error {
 		return noPermission(rel, err)
 	}
 	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
+		_ = f.Close() // the error above is the one returned
 		return err
 	}
 	return f.Close()

@@ -105,7 +105,7 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 		release(ws, p.cmd)
 		_ = errR.SetReadDeadline(time.Now().Add(drainGrace))
 		<-drained
-		errR.Close()
+		_ = errR.Close() // the reads are done: Close loses no data
 		close(p.done)
 	}()
 	return p, nil

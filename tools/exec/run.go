@@ -105,8 +105,8 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	var sr, sw *os.File // stdout's own pipe, when split
 	if s.splitStdout {
 		if sr, sw, err = os.Pipe(); err != nil {
-			r.Close()
-			w.Close()
+			_ = r.Close() // the error above is the one returned
+			_ = w.Close()
 			return outcome{}, fmt.Errorf("create stdout pipe: %w", err)
 		}
 		cmd.Stdout = sw
@@ -114,7 +114,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	closeAll := func(files ...*os.File) {
 		for _, f := range files {
 			if f != nil {
-				f.Close()
+				_ = f.Close() // a pipe end: Close loses no data
 			}
 		}
 	}
@@ -170,11 +170,11 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	}
 	_ = r.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
-	r.Close()
+	_ = r.Close() // the reads are done: Close loses no data
 	if sr != nil {
 		_ = sr.SetReadDeadline(time.Now().Add(drainGrace))
 		<-stdoutDrained
-		sr.Close()
+		_ = sr.Close()
 		out.stdout = stdout.String()
 	}
 

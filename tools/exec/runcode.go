@@ -78,7 +78,7 @@ func (runCode) Execute(ctx context.Context, args tools.Args, ws *tools.Workspace
 	if err != nil {
 		return tools.Failf(tools.CodeExecutionError, "", "Could not create a temporary directory for the code: %v", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a leftover temp file harms nothing
 	path := filepath.Join(dir, interp.file)
 	if err := os.WriteFile(path, []byte(args.String("code")), 0o600); err != nil {
 		return tools.Failf(tools.CodeExecutionError, "", "Could not write the code to a temporary file: %v", err)
@@ -87,7 +87,7 @@ func (runCode) Execute(ctx context.Context, args tools.Args, ws *tools.Workspace
 	if err != nil {
 		return tools.Failf(tools.CodeExecutionError, "", "Could not open the code's temporary file: %v", err)
 	}
-	defer script.Close()
+	defer func() { _ = script.Close() }() // read only: Close loses no data
 
 	timeout := timeoutArg(args, runCodeTimeoutDefault)
 	argv := append([]string{interp.program, scriptFD}, args.Strings("args")...)

@@ -50,7 +50,7 @@ func RunShellInput(ctx context.Context, ws *tools.Workspace, command string, tim
 		if err != nil {
 			return ShellResult{}, err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only: Close loses no data
 		s.stdin = f
 	}
 	o, err := run(ctx, ws, s)
@@ -76,11 +76,11 @@ func stdinFile(data []byte) (*os.File, error) {
 	}
 	_ = os.Remove(f.Name())
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close() // the error above is the one returned
 		return nil, fmt.Errorf("stdin: %w", err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("stdin: %w", err)
 	}
 	return f, nil

@@ -80,7 +80,7 @@ func (ReadFile) Execute(ctx context.Context, args tools.Args, ws *tools.Workspac
 	if err != nil {
 		return tools.Fail(tools.FileError(err, rel))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 
 	start, end := 1, math.MaxInt
 	ranged := args.Has("start_line") || args.Has("end_line")

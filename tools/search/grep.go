@@ -198,7 +198,7 @@ func grepFile(ws *tools.Workspace, plan *grepPlan) (grepSummary, *tools.Error) {
 	if err != nil {
 		return grepSummary{}, tools.FileError(err, plan.target)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	lines, _, err := plan.m.scan(f, ".", plan.target, nil, readOpts{limit: maxGrepFileBytes, textOnly: true}, plan.max+1)
 	switch {
 	case errors.Is(err, errBinary):

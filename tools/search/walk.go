@@ -367,7 +367,7 @@ func (h *dirHandle) readFile(name string, o readOpts) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	o.shortEOF = fileShortEOF
 	return readAll(f, o)
 }

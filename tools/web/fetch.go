@@ -143,7 +143,7 @@ func (t *fetchTool) Execute(ctx context.Context, args tools.Args, ws *tools.Work
 	if err != nil {
 		return fail(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: Close loses no data
 	data, truncated, err := readBody(resp.Body, t.maxBytes)
 	if err != nil {
 		return fail(err)

@@ -96,7 +96,7 @@ func (t *searchTool) execute(ctx context.Context, args tools.Args, _ *tools.Work
 	if err != nil {
 		return tools.Fail(requestError(err, "search backend "+redactURL(t.url), searchTimeout))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: Close loses no data
 	data, _, err := readBody(resp.Body, t.maxBytes)
 	if err != nil {
 		return tools.Fail(requestError(err, "search backend "+redactURL(t.url), searchTimeout))

@@ -218,7 +218,7 @@ func (m *Model) stream(ctx context.Context, body *messagesRequest) (*message, er
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: Close loses no data
 	if resp.StatusCode >= 400 {
 		return nil, statusError(resp)
 	}

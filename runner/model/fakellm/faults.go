@@ -53,14 +53,14 @@ func (b body) truncate(w http.ResponseWriter) {
 	if err != nil {
 		return
 	}
-	defer conn.Close()
-	fmt.Fprintf(rw, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n", b.contentType)
+	defer func() { _ = conn.Close() }() // an injected fault: the client may be gone, which is the point
+	_, _ = fmt.Fprintf(rw, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n", b.contentType)
 	if !b.stream {
-		fmt.Fprintf(rw, "Content-Length: %d\r\n", len(all))
+		_, _ = fmt.Fprintf(rw, "Content-Length: %d\r\n", len(all))
 	}
-	rw.WriteString("\r\n")
-	rw.Write(all[:cut])
-	rw.Flush()
+	_, _ = rw.WriteString("\r\n")
+	_, _ = rw.Write(all[:cut])
+	_ = rw.Flush()
 }
 
 // drop closes the connection without a response.
@@ -69,7 +69,7 @@ func drop(w http.ResponseWriter) {
 	if err != nil {
 		return
 	}
-	conn.Close()
+	_ = conn.Close()
 }
 
 type closer interface{ Close() error }

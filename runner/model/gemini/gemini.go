@@ -148,7 +148,7 @@ func (m *Model) generateOnce(ctx context.Context, body *generateRequest) (*gener
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: Close loses no data
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		return nil, statusError(resp)
 	}

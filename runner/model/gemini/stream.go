@@ -119,7 +119,7 @@ func (m *Model) streamOnce(ctx context.Context, body *generateRequest, fn func(*
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: Close loses no data
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		return statusError(resp)
 	}

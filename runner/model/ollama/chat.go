@@ -36,7 +36,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	if err != nil {
 		return nil, m.sendError(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: Close loses no data
 	if resp.StatusCode >= http.StatusBadRequest {
 		return nil, m.statusError(resp)
 	}

@@ -22,7 +22,7 @@ func (m *Model) stream(ctx context.Context, creq goopenai.ChatCompletionRequest,
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }() // a response body: Close loses no data
 
 	type partial struct {
 		id, name string

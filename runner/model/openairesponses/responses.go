@@ -136,7 +136,7 @@ func (m *Model) stream(ctx context.Context, params goopenai.CreateResponseReques
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }() // a response body: Close loses no data
 	for {
 		ev, err := s.Recv()
 		if errors.Is(err, io.EOF) {

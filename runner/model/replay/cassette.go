@@ -217,16 +217,16 @@ func (c *Cassette) write(name string, b []byte) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		_ = tmp.Close() // the error above is the one returned
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("record: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("record: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("record: %w", err)
 	}
 	return nil

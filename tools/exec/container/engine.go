@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -162,7 +163,7 @@ func contextHash(dockerfile string) (string, error) {
 
 // hashEntry writes one path of the build context dir into h: its name, mode, and link
 // target or content.
-func hashEntry(h io.Writer, dir, p string) error {
+func hashEntry(h hash.Hash, dir, p string) error {
 	fi, err := os.Lstat(p)
 	if err != nil {
 		return err
@@ -177,7 +178,7 @@ func hashEntry(h io.Writer, dir, p string) error {
 		f, err := os.Open(p)
 		if err == nil {
 			_, err = io.Copy(h, f)
-			f.Close()
+			_ = f.Close() // read only: Close loses no data
 		}
 		return err
 	}

@@ -33,7 +33,7 @@ func (e *Engine) ImageFiles(ctx context.Context, image, dir string) (string, err
 	if err != nil {
 		return "", fmt.Errorf("image files: %w", err)
 	}
-	defer os.RemoveAll(tmp) // left only when the rename below failed
+	defer func() { _ = os.RemoveAll(tmp) }() // left only when the rename below failed
 	id, err := e.command(ctx, nil, "create", "--entrypoint", "/bin/sh", image)
 	if err != nil {
 		return "", fmt.Errorf("image files of %s: %w", image, err)

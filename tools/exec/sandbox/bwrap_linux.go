@@ -136,7 +136,7 @@ func (a *admission) open(cmd *exec.Cmd) error {
 // would let it run unconfined, so block stays open until Release.
 func (a *admission) admit() {
 	defer close(a.done)
-	defer a.errOut.Close()
+	defer func() { _ = a.errOut.Close() }() // a pipe end: Close loses no data
 	_ = a.infoR.SetReadDeadline(time.Now().Add(admitTimeout))
 	child, err := childPid(a.infoR)
 	if err != nil {
@@ -151,7 +151,7 @@ func (a *admission) admit() {
 	if err != nil {
 		_ = syscall.Kill(child, syscall.SIGKILL)
 		if a.errOut != nil {
-			fmt.Fprintf(a.errOut, "runner sandbox: %v\n", err)
+			_, _ = fmt.Fprintf(a.errOut, "runner sandbox: %v\n", err) // console output: a failed write has nowhere to be reported
 		}
 		return
 	}

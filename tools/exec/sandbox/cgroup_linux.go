@@ -288,7 +288,7 @@ func writeFile(path string, b []byte) error {
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // a kernel object's descriptor, not a file: Close loses no data
 	if _, err := unix.Write(fd, b); err != nil {
 		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
@@ -301,7 +301,7 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // a kernel object's descriptor, not a file: Close loses no data
 	var out []byte
 	buf := make([]byte, 512)
 	for {

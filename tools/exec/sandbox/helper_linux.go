@@ -76,7 +76,7 @@ func memfd(name string, b []byte) (*os.File, error) {
 	}
 	f := os.NewFile(uintptr(fd), name)
 	if _, err := f.WriteAt(b, 0); err != nil {
-		f.Close()
+		_ = f.Close() // the error above is the one returned
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return f, nil

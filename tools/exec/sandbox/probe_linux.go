@@ -35,12 +35,12 @@ func runSelfTest(ctx context.Context, w tools.CommandWrapper, hint string) error
 	if err != nil {
 		return fmt.Errorf("self-test: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a leftover temp file harms nothing
 	ws, err := tools.OpenWorkspace(dir)
 	if err != nil {
 		return fmt.Errorf("self-test: %w", err)
 	}
-	defer ws.Close()
+	defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

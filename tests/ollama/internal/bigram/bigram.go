@@ -182,7 +182,7 @@ func (m Model) WriteGGUF(path string) error {
 		return err
 	}
 	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
-		f.Close()
+		_ = f.Close() // the error above is the one returned
 		return fmt.Errorf("bigram: write %s: %w", path, err)
 	}
 	return f.Close()

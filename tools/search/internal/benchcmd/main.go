@@ -66,7 +66,7 @@ func runCmd(argv []string) error {
 	if err != nil {
 		return fmt.Errorf("open workspace: %w", err)
 	}
-	defer ws.Close()
+	defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
 	reg := tools.NewRegistry()
 	reg.MustRegister(search.Tools()...)
 	res := reg.Run(context.Background(), fs.Arg(0), json.RawMessage(fs.Arg(1)), ws)

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	record := fs.String("record", "", "append every chat request received to this JSONL file")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: fakellm [-addr HOST:PORT] [-record FILE] SCRIPT.json")
+		_, _ = fmt.Fprintln(fs.Output(), "usage: fakellm [-addr HOST:PORT] [-record FILE] SCRIPT.json") // console output: a failed write has nowhere to be reported
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("open record file: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // writes go straight to the file, unbuffered: Close loses no data
 		var mu sync.Mutex
 		enc := json.NewEncoder(f)
 		srv.OnRequest(func(r fakellm.Request) {
@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+	_, _ = fmt.Fprintf(stdout, "http://%s\n", ln.Addr()) // console output: a failed write has nowhere to be reported
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -91,7 +91,7 @@ func restrictThread(r *Rules) error {
 		return fmt.Errorf("create ruleset: %w", errno)
 	}
 	ruleset := int(fd)
-	defer unix.Close(ruleset)
+	defer func() { _ = unix.Close(ruleset) }() // a kernel object's descriptor, not a file: Close loses no data
 	type grantSet struct {
 		paths  []string
 		access uint64
@@ -124,7 +124,7 @@ func grant(ruleset int, path string, access uint64) error {
 	if err != nil {
 		return nil // vanished since it was listed: nothing to grant
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // a kernel object's descriptor, not a file: Close loses no data
 	var st unix.Stat_t
 	if err := fstat(fd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)

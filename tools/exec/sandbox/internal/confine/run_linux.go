@@ -117,7 +117,7 @@ func readConfig(fdArg string) (Config, error) {
 		return cfg, fmt.Errorf("decode helper config: %q is not a config descriptor", fdArg)
 	}
 	f := os.NewFile(uintptr(fd), "config")
-	defer f.Close()
+	defer func() { _ = f.Close() }() // a descriptor only read through: Close loses no data
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return cfg, fmt.Errorf("read helper config: %w", err)
