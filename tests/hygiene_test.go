@@ -44,13 +44,13 @@ func TestInheritedDescriptorsDoNotReachCommands(t *testing.T) {
 			assert.NilError(t, os.WriteFile(logPath, nil, 0o600))
 			sf, err := os.Open(secret)
 			assert.NilError(t, err)
-			defer sf.Close()
+			defer func() { _ = sf.Close() }() // test cleanup: its error does not change what the test checked
 			lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
 			assert.NilError(t, err)
-			defer lf.Close()
+			defer func() { _ = lf.Close() }()
 			null, err := os.Open(os.DevNull)
 			assert.NilError(t, err)
-			defer null.Close()
+			defer func() { _ = null.Close() }()
 
 			path := writeTask(t, "inherited", inheritedTask)
 			out := filepath.Join(t.TempDir(), "out")

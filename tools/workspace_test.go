@@ -272,7 +272,7 @@ func TestResolveMount(t *testing.T) {
 func TestView(t *testing.T) {
 	ws, err := tools.OpenWorkspace(t.TempDir())
 	assert.NilError(t, err)
-	defer ws.Close()
+	defer func() { _ = ws.Close() }() // test cleanup: its error does not change what the test checked
 	ws.Env, ws.ReadOnly = map[string]string{"A": "1"}, []string{"/a"}
 	v := ws.View("/b")
 	assert.DeepEqual(t, v.ReadOnly, []string{"/a", "/b"})

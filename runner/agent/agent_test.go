@@ -86,7 +86,7 @@ func setup(t *testing.T, m model.Model, approval task.Approval) (Config, *events
 	dir := t.TempDir()
 	ws, err := tools.OpenWorkspace(dir)
 	assert.NilError(t, err)
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() }) // test cleanup: its error does not change what the test checked
 	reg := tools.NewRegistry()
 	reg.MustRegister(files.Tools()...)
 	reg.MustRegister(complete.New())

@@ -26,22 +26,22 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	}
 	master = os.NewFile(uintptr(fd), "/dev/ptmx")
 	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		master.Close()
+		_ = master.Close() // test cleanup: its error does not change what the test checked
 		t.Skipf("unlockpt: %v", err)
 	}
 	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
 	if err != nil {
-		master.Close()
+		_ = master.Close()
 		t.Skipf("ptsname: %v", err)
 	}
 	slave, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		master.Close()
+		_ = master.Close()
 		t.Skipf("open pts: %v", err)
 	}
 	t.Cleanup(func() {
-		slave.Close()
-		master.Close()
+		_ = slave.Close()
+		_ = master.Close()
 	})
 	return master, slave
 }
@@ -75,8 +75,8 @@ func TestAskOnPseudoTerminal(t *testing.T) {
 	assert.Assert(t, IsTerminal(slave), "the pty's slave side must count as a terminal")
 	r, w, err := os.Pipe()
 	assert.NilError(t, err)
-	defer r.Close()
-	defer w.Close()
+	defer func() { _ = r.Close() }()
+	defer func() { _ = w.Close() }()
 	assert.Check(t, !IsTerminal(r), "a pipe is not a terminal")
 	assert.Check(t, !IsTerminal(slave, r), "every file must be a terminal")
 

@@ -39,7 +39,7 @@ func TestMultiForwardsAndJoinsErrors(t *testing.T) {
 	var console, junit = filepath.Join(dir, "console.txt"), filepath.Join(dir, "junit.xml")
 	f, err := os.Create(console)
 	assert.NilError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // test cleanup: its error does not change what the test checked
 	bad := File(filepath.Join(dir, "x"), func(io.Writer, result.Run) error { return errors.New("nope") })
 	r := Multi(NewConsole(f, ConsoleOptions{}), bad, File(junit, JUnit(junitOpts)))
 	err = replay(r, fixedRun())

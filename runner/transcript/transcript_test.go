@@ -54,7 +54,7 @@ func TestReadRejectsCorruptMiddleLine(t *testing.T) {
 func TestWriteUnmarshalableData(t *testing.T) {
 	w, err := Create(filepath.Join(t.TempDir(), "t.jsonl"), Options{NoSync: true})
 	assert.NilError(t, err)
-	defer w.Close()
+	defer func() { _ = w.Close() }() // test cleanup: its error does not change what the test checked
 	err = w.Write(0, raw{TypeEnd, map[string]any{"bad": make(chan int)}})
 	assert.ErrorContains(t, err, "transcript end event")
 }
@@ -78,7 +78,7 @@ func unwrapAll(err error) error {
 func BenchmarkWriteNoSync(b *testing.B) {
 	w, err := Create(filepath.Join(b.TempDir(), "t.jsonl"), Options{NoSync: true})
 	assert.NilError(b, err)
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	payload := map[string]any{"tool": "read_file", "args": map[string]string{"path": "main.go"}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -99,7 +99,7 @@ func BenchmarkWriteScrubbed(b *testing.B) {
 		b.Run(fmt.Sprintf("secrets=%d", n), func(b *testing.B) {
 			w, err := Create(filepath.Join(b.TempDir(), "t.jsonl"), Options{NoSync: true})
 			assert.NilError(b, err)
-			defer w.Close()
+			defer func() { _ = w.Close() }()
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = w.Write(1, raw{TypeToolCall, payload})
@@ -137,7 +137,7 @@ func TestSyncFailureIsReported(t *testing.T) {
 func devNull(t *testing.T) *os.File {
 	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	assert.NilError(t, err)
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close() })
 	return f
 }
 

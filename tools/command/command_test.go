@@ -49,7 +49,7 @@ func workspace(t *testing.T) *tools.Workspace {
 	t.Helper()
 	ws, err := tools.OpenWorkspace(t.TempDir())
 	assert.NilError(t, err)
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() }) // test cleanup: its error does not change what the test checked
 	return ws
 }
 
@@ -131,7 +131,7 @@ func TestConfinedToTheWorkspace(t *testing.T) {
 	// sandbox either hides or shows read-only.
 	outside, err := os.MkdirTemp(".", "outside-")
 	assert.NilError(t, err)
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	t.Cleanup(func() { _ = os.RemoveAll(outside) })
 	outside, _ = filepath.Abs(outside)
 	reg := registry(t, Def{Name: "escape", Parameters: map[string]any{"type": "object",
 		"properties": map[string]any{"dir": map[string]any{"type": "string"}}},

@@ -15,7 +15,7 @@ func BenchmarkStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ws.Close()
+	defer func() { _ = ws.Close() }() // test cleanup: its error does not change what the test checked
 	ws.Sandbox = sandbox.None()
 	for b.Loop() {
 		s, err := Start(context.Background(), ws, Options{Name: "b", Argv: []string{serverBin}})
@@ -32,7 +32,7 @@ func BenchmarkCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ws.Close()
+	defer func() { _ = ws.Close() }()
 	ws.Sandbox = sandbox.None()
 	s, err := Start(context.Background(), ws, Options{Name: "b", Argv: []string{serverBin}})
 	if err != nil {

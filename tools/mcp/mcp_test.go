@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir) // test cleanup: its error does not change what the test checked
 	os.Exit(code)
 }
 
@@ -46,7 +46,7 @@ func workspace(t *testing.T, w tools.CommandWrapper) *tools.Workspace {
 	assert.NilError(t, err)
 	ws.Sandbox = w
 	ws.ReadOnly = []string{filepath.Dir(serverBin)}
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() })
 	return ws
 }
 
@@ -188,7 +188,7 @@ func TestConfinedServer(t *testing.T) {
 	assert.Assert(t, res.Success, res.Output)
 	outside, err := os.MkdirTemp(".", "outside-") // not under /tmp, which is private in the sandbox
 	assert.NilError(t, err)
-	defer os.RemoveAll(outside)
+	defer func() { _ = os.RemoveAll(outside) }()
 	abs, _ := filepath.Abs(outside)
 	res = call(reg, ws, "test__write_note", map[string]any{"path": filepath.Join(abs, "x"), "text": "escaped"})
 	assert.Check(t, !res.Success, res.Output)

@@ -21,7 +21,7 @@ func newWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, stri
 	writeFiles(t, dir, files)
 	ws, err := tools.OpenWorkspace(dir)
 	assert.NilError(t, err)
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() }) // test cleanup: its error does not change what the test checked
 	return ws, dir
 }
 

@@ -47,7 +47,7 @@ func workspace(t *testing.T, network bool) *tools.Workspace {
 	t.Helper()
 	ws, err := tools.OpenWorkspace(t.TempDir())
 	assert.NilError(t, err)
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() }) // test cleanup: its error does not change what the test checked
 	ws.Network = network
 	return ws
 }

@@ -84,9 +84,9 @@ func (r *recorder) serve(w http.ResponseWriter, req *http.Request) {
 			r.t.Errorf("hijack: %v", err)
 			return
 		}
-		rw.WriteString(*rep.raw)
-		rw.Flush()
-		conn.Close()
+		_, _ = rw.WriteString(*rep.raw) // a test server: the client checks what arrived
+		_ = rw.Flush()
+		_ = conn.Close()
 		return
 	}
 	ct := "application/json"

@@ -38,7 +38,7 @@ func TestCheckUnreachableServer(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	assert.NilError(t, err)
 	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	_ = l.Close() // nothing listens there now
 	err = check(t, openai.Config{BaseURL: "http://" + addr + "/v1"})
 	assert.Check(t, is.ErrorContains(err, "cannot reach the OpenAI-compatible server at http://"+addr+"/v1"))
 	assert.Check(t, is.ErrorContains(err, "is the server running?"))

@@ -33,7 +33,7 @@ func start(t *testing.T, cfg container.Config) (*container.Engine, *container.Co
 	t.Cleanup(func() { _ = c.Remove(context.Background()) })
 	ws, err := tools.OpenWorkspace(cfg.Workspace)
 	assert.NilError(t, err)
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() { _ = ws.Close() }) // test cleanup: its error does not change what the test checked
 	ws.Sandbox = c
 	return e, c, ws
 }

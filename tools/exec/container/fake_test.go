@@ -101,7 +101,7 @@ func TestWrapTranslatesTheWorkingDirectory(t *testing.T) {
 	_, c := started(t, "podman", "", container.Config{Workspace: "/ws"})
 	ws, err := tools.OpenWorkspace(t.TempDir())
 	assert.NilError(t, err)
-	defer ws.Close()
+	defer func() { _ = ws.Close() }() // test cleanup: its error does not change what the test checked
 	for dir, want := range map[string]string{
 		"":                                 "/app",
 		ws.Dir():                           "/app",
@@ -309,18 +309,18 @@ func TestBuildContextThatCannotBeRead(t *testing.T) {
 			assert.NilError(t, r.Mkdir(name, 0o755))
 			next, err := r.OpenRoot(name)
 			assert.NilError(t, err)
-			r.Close()
+			_ = r.Close()
 			r, long = next, long+201
 		}
 		name := strings.Repeat("z", 250)
 		if last == "file" {
 			fh, err := r.Create(name)
 			assert.NilError(t, err)
-			fh.Close()
+			_ = fh.Close()
 		} else {
 			assert.NilError(t, r.Mkdir(name, 0o755))
 		}
-		r.Close()
+		_ = r.Close()
 		_, err = f.Build(ctx, df)
 		assert.ErrorContains(t, err, "build context", last)
 		assert.ErrorContains(t, err, "file name too long", last)

@@ -55,7 +55,7 @@ func TestLoaderVariablesNeverReachTheLauncher(t *testing.T) {
 		t.Run(sb.name, func(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), "pwned")
 			usrLocal := "/usr/local/runner-evil-" + m
-			t.Cleanup(func() { os.Remove(usrLocal) })
+			t.Cleanup(func() { _ = os.Remove(usrLocal) }) // test cleanup: its error does not change what the test checked
 			ws := workspace(t, sb.wrapper)
 			src := filepath.Join(ws.Dir(), "evil.c")
 			assert.NilError(t, os.WriteFile(src, []byte(evilSO), 0o644))
@@ -90,7 +90,7 @@ func TestOnlyTheWorkspaceAndTheSystemAreVisible(t *testing.T) {
 	assert.NilError(t, os.WriteFile(taskFile, []byte("reference: secret-solution-"+m), 0o644))
 	homeFile := filepath.Join(home, ".runner-test-pgpass-"+m)
 	assert.NilError(t, os.WriteFile(homeFile, []byte("secret-home-"+m), 0o600))
-	t.Cleanup(func() { os.Remove(homeFile) })
+	t.Cleanup(func() { _ = os.Remove(homeFile) })
 	cwd, err := os.Getwd() // the repository
 	assert.NilError(t, err)
 	repoFile := filepath.Join(cwd, "attack_test.go")
@@ -136,24 +136,24 @@ func TestHostSocketsAreUnreachableWithoutNetwork(t *testing.T) {
 			}
 			reached.Add(1)
 			_, _ = c.Write([]byte("hello from a host service\n"))
-			c.Close()
+			_ = c.Close()
 		}
 	}
 	// docker.sock, D-Bus, a database: a filesystem socket outside the workspace...
 	path := filepath.Join(t.TempDir(), "service.sock")
 	ln, err := net.Listen("unix", path)
 	assert.NilError(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go serve(ln)
 	// ...an abstract one (X11, some D-Bus buses)...
 	abstract, err := net.Listen("unix", "@runner-test-"+m)
 	assert.NilError(t, err)
-	defer abstract.Close()
+	defer func() { _ = abstract.Close() }()
 	go serve(abstract)
 	// ...and a UDP service on the loopback (DNS, statsd, a game server).
 	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	assert.NilError(t, err)
-	defer udp.Close()
+	defer func() { _ = udp.Close() }()
 	go func() {
 		buf := make([]byte, 64)
 		for {

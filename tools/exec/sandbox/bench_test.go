@@ -130,7 +130,7 @@ func bareStep(b *testing.B, w tools.CommandWrapper, ws *tools.Workspace) func() 
 		var err error
 		config, err = configFile(cfg)
 		assertNil(b, err)
-		b.Cleanup(func() { config.Close() })
+		b.Cleanup(func() { _ = config.Close() }) // test cleanup: its error does not change what the test checked
 		argv = append([]string{helperExe, HelperArg, "3", cmd.Path}, cmd.Args...)
 		env = probe.Env
 	default:
@@ -143,7 +143,7 @@ func bareStep(b *testing.B, w tools.CommandWrapper, ws *tools.Workspace) func() 
 			// A fresh descriptor per run: the helper reads its config to the end.
 			f, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(config.Fd())))
 			assertNil(b, err)
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			c.ExtraFiles = []*os.File{f}
 		}
 		if out, err := c.CombinedOutput(); err != nil {

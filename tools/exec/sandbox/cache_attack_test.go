@@ -56,7 +56,7 @@ cat $c/cd/new-d`, 10)
 			// The verification opens the workspace anew: a layer of its own.
 			verify, err := tools.OpenWorkspace(ws.Dir())
 			assert.NilError(t, err)
-			defer verify.Close()
+			defer func() { _ = verify.Close() }() // test cleanup: its error does not change what the test checked
 			verify.Sandbox, verify.CacheDir = sb.wrapper, cache
 			res = run(t, verify, `cat $XDG_CACHE_HOME/go-build/ab/abcd-d; echo; cat $XDG_CACHE_HOME/go-build/cd/new-d || echo no-agent-entry`, 10)
 			assert.Check(t, is.Contains(res.Output, "honest archive"), res.Output)
@@ -65,7 +65,7 @@ cat $c/cd/new-d`, 10)
 			// The layer goes with its workspace.
 			home, err := ws.CacheHome()
 			assert.NilError(t, err)
-			ws.Close()
+			_ = ws.Close()
 			_, err = os.Stat(home)
 			assert.Check(t, os.IsNotExist(err), "layer %s left behind", home)
 		})
@@ -113,7 +113,7 @@ cp "$evil" "$target" && echo POISONED`
 
 			verify, err := tools.OpenWorkspace(ws.Dir())
 			assert.NilError(t, err)
-			defer verify.Close()
+			defer func() { _ = verify.Close() }()
 			verify.Sandbox, verify.CacheDir, verify.Env = sb.wrapper, cache, ws.Env
 			res = run(t, verify, "cat $(go list -export -f '{{.Export}}' ./lib) | sha256sum", 120)
 			assert.Check(t, is.Contains(res.Output, before), res.Output)

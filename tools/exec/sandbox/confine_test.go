@@ -32,7 +32,7 @@ func TestWritesOutsideTheWorkspaceFail(t *testing.T) {
 	for _, sb := range modes {
 		for what, target := range targets {
 			t.Run(sb.name+"/"+what, func(t *testing.T) {
-				t.Cleanup(func() { os.Remove(target) })
+				t.Cleanup(func() { _ = os.Remove(target) }) // test cleanup: its error does not change what the test checked
 				ws := workspace(t, sb.wrapper)
 				res := run(t, ws, fmt.Sprintf("echo inside > inside.txt && echo x > %s", target), 5)
 				_, statErr := os.Stat(target)
@@ -60,7 +60,7 @@ func TestWritesOutsideTheWorkspaceFail(t *testing.T) {
 func TestNetworkIsCutUnlessAllowed(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	assert.NilError(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -68,7 +68,7 @@ func TestNetworkIsCutUnlessAllowed(t *testing.T) {
 				return
 			}
 			_, _ = c.Write([]byte("hello from the host\n"))
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -307,7 +307,7 @@ func TestTimeoutKillsEverythingInTheSandbox(t *testing.T) {
 func TestPrivateTempAndRelease(t *testing.T) {
 	hostFile := filepath.Join(os.TempDir(), "runner-sandbox-visible-"+marker())
 	assert.NilError(t, os.WriteFile(hostFile, []byte("host tmp"), 0o644))
-	t.Cleanup(func() { os.Remove(hostFile) })
+	t.Cleanup(func() { _ = os.Remove(hostFile) })
 	for _, sb := range sandboxes(t) {
 		t.Run(sb.name, func(t *testing.T) {
 			ws := workspace(t, sb.wrapper)
@@ -350,7 +350,7 @@ func TestSharedCacheDirUnderAWritableLayer(t *testing.T) {
 			// Inside the home, as the default ~/.cache/runner is: bwrap masks the home.
 			cache, err := os.MkdirTemp(home, ".runner-cache-test-")
 			assert.NilError(t, err)
-			t.Cleanup(func() { os.RemoveAll(cache) })
+			t.Cleanup(func() { _ = os.RemoveAll(cache) })
 			ws := workspace(t, sb.wrapper)
 			ws.CacheDir = cache
 			setup := ws.View()

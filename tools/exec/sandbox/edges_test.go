@@ -36,7 +36,7 @@ func TestWrapWithoutEnvOrDirAndWithExtraFiles(t *testing.T) {
 			ws := workspace(t, sb.wrapper)
 			f, err := os.Open(script)
 			assert.NilError(t, err)
-			defer f.Close()
+			defer func() { _ = f.Close() }() // test cleanup: its error does not change what the test checked
 			// No Env: the runner's own (the exec tools always set one). No Dir: the workspace.
 			cmd := osexec.Command("/bin/sh", "-c", "pwd; sh /dev/fd/3")
 			cmd.ExtraFiles = []*os.File{f}

@@ -84,7 +84,7 @@ func helperCommand(t *testing.T, config string, target ...string) *osexec.Cmd {
 	assert.NilError(t, err)
 	_, err = f.Seek(0, 0)
 	assert.NilError(t, err)
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close() }) // test cleanup: its error does not change what the test checked
 	cmd := osexec.Command(helperExe, append([]string{HelperArg, "3"}, target...)...)
 	cmd.ExtraFiles = []*os.File{f}
 	return cmd

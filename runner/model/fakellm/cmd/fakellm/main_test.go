@@ -28,7 +28,7 @@ func TestServesScriptAndRecords(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-record", record, dir.Join("script.json")}, pw, &stderr)
-		pw.Close()
+		_ = pw.Close() // test cleanup: its error does not change what the test checked
 	}()
 	url, err := bufio.NewReader(pr).ReadString('\n')
 	assert.NilError(t, err)
@@ -50,7 +50,7 @@ func TestServesScriptAndRecords(t *testing.T) {
 		Done bool `json:"done"`
 	}
 	assert.NilError(t, json.NewDecoder(resp.Body).Decode(&chat))
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	assert.Assert(t, chat.Done)
 	assert.Equal(t, chat.Message.ToolCalls[0].Function.Name, "read_file")
 	assert.Equal(t, string(chat.Message.ToolCalls[0].Function.Arguments), `{"path":"a"}`)
