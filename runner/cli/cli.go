@@ -70,12 +70,18 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	defer stderr.Flush()
 	stdio.Stdout, stdio.Stderr = stdout, stderr
 	app := newApp(stdio)
+	if n := len(args); n >= 2 && args[n-1] == completeFlag {
+		// The completion scripts' question (see complete): answered here, not by urfave,
+		// whose answer for a command without subcommands is "help h".
+		words, cur := args[1:n-1], ""
+		if len(words) > 0 {
+			words, cur = words[:len(words)-1], words[len(words)-1]
+		}
+		complete(app, words, cur, stdio.Stdout)
+		return ExitOK
+	}
 	if err := unknownCommand(app, args); err != nil {
 		return exitCode(err, stdio.Stderr)
-	}
-	if len(args) > 0 && args[len(args)-1] == "--generate-bash-completion" {
-		// Shell completion: urfave reads the flag only in last place, so leave the order.
-		return exitCode(app.RunContext(ctx, args), stdio.Stderr)
 	}
 	ordered, err := intersperse(app, args)
 	if err != nil {
