@@ -37,6 +37,8 @@ type IO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Width is the columns help is wrapped to, asked only when help prints (nil: 80).
+	Width func() int
 }
 
 // Main runs the command line with the process's streams and signals and returns the exit
@@ -56,7 +58,8 @@ func Main(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
-	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	width := func() int { return TerminalWidth(os.Stdout, os.Getenv) }
+	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Width: width})
 }
 
 // Run runs the command line with the given streams and returns the exit code. Both
@@ -94,13 +97,16 @@ func newApp(stdio IO) *cli.App {
 	app := &cli.App{
 		Name:  "runner",
 		Usage: "run LLM agents through scripted tasks and check, in CI, whether they did the job",
-		Description: "Exit codes: 0 all passed; 1 a scenario failed (or a tool failed / a call is denied);\n" +
-			"2 usage error or invalid task file (nothing ran); 3 none failed but some errored.\n\n" +
+		Description: "Exit codes:\n" +
+			"   0  all passed\n" +
+			"   1  a scenario failed (or a tool failed / a call is denied)\n" +
+			"   2  usage error or invalid task file (nothing ran)\n" +
+			"   3  none failed but some errored\n\n" +
 			examplesHelp + "\n\n" + envHelp,
 		EnableBashCompletion: true,
 		Version:              version.String(),
 		Reader:               stdio.Stdin,
-		Writer:               stdio.Stdout,
+		Writer:               &helpWriter{Writer: stdio.Stdout, width: stdio.Width},
 		ErrWriter:            stdio.Stderr,
 		HideHelpCommand:      true,
 		// Errors are mapped to exit codes in exitCode, never by os.Exit inside the library.
