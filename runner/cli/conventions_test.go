@@ -50,6 +50,13 @@ func TestHelpShowsPlaceholdersEnvAndExamples(t *testing.T) {
 	} {
 		assert.Check(t, is.Contains(stdout, want))
 	}
+	_, stdout, _ = invoke(t, "bench", "--help")
+	for _, want := range []string{
+		"Examples:", "runner bench -m ollama:qwen3:4b -m ollama:qwen3:8b --repeat 5 scenarios/",
+		"oracle:fail=0.3,seed=1", "runner bench compare", "OLLAMA_HOST",
+	} {
+		assert.Check(t, is.Contains(stdout, want))
+	}
 }
 
 func TestVersion(t *testing.T) {
