@@ -75,7 +75,7 @@ func benchCommand(stdio IO) *cli.Command {
 		Description: benchExamplesHelp + "\n\n" + envHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m", "models"}, Destination: &models, Usage: "`PROVIDER:MODEL` to benchmark; repeat the flag or give a comma-separated list"},
-			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "bench-out", Usage: "`DIR` for bench.json, bench.md, bench.html and every cell's transcript (OUT/<model>/<scenario #k>)"},
+			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "bench-out", Usage: "`DIR` for bench.json, bench.md, bench.html and every cell's transcript (OUT/<model>/<scenario>.rK)"},
 			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: runtime.NumCPU(), Usage: "`N` scenarios at once (one model at a time)", DefaultText: "the number of CPUs"},
 			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 5, Usage: "`N` runs of each (model, scenario) cell"},
 			&cli.IntFlag{Name: "budget-tokens", Destination: &o.BudgetTokens, Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},
