@@ -67,8 +67,9 @@ type Reply struct {
 	Usage  *Usage `json:"usage,omitempty"`
 }
 
-// Route gives conversations whose first user message contains Match their own replies,
-// so that one server can drive several scenarios at once.
+// Route gives conversations whose first user message is, or else contains, Match their own
+// replies, so that one server can drive several scenarios at once. A message two routes
+// contain, neither exactly, is answered with an error (HTTP 400), never a guess.
 type Route struct {
 	Match   string  `json:"match"`
 	Replies []Reply `json:"replies"`
@@ -90,7 +91,7 @@ type Script struct {
 	// Repeat plays the last reply forever once the others are used up (a model that
 	// never finishes). Otherwise an exhausted script answers with ExhaustedText.
 	Repeat bool `json:"repeat,omitempty"`
-	// Routes are tried before Replies, in order.
+	// Routes are tried before Replies (see Route for which one a conversation takes).
 	Routes []Route `json:"routes,omitempty"`
 	// Models lists the models /api/show knows, with their capabilities. Nil means every
 	// name exists with "completion" and "tools". A name missing from a non-nil map is a
