@@ -83,6 +83,11 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 		complete(app, words, cur, stdio.Stdout)
 		return ExitOK
 	}
+	if len(args) > 1 && (args[1] == "help" || args[1] == "h") {
+		// `runner help run` is `runner run --help` (the help command itself is hidden:
+		// urfave's answers "No help topic for 'help'").
+		args = append(append([]string{args[0]}, args[2:]...), "--help")
+	}
 	if err := unknownCommand(app, args); err != nil {
 		return exitCode(err, stdio.Stderr)
 	}

@@ -51,9 +51,6 @@ func unknownCommand(app *cli.App, args []string) error {
 			names = append(names, c.Name)
 		}
 	}
-	if args[1] == "help" || args[1] == "h" {
-		return nil
-	}
 	if best := task.Closest(args[1], names); best != "" {
 		return usageError("unknown command %q; did you mean %q? (commands: %s; see runner --help)", args[1], best, strings.Join(names, ", "))
 	}

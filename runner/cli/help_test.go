@@ -70,6 +70,18 @@ func TestHelpWrapsFlagsWithAHangingIndent(t *testing.T) {
 	assert.Check(t, is.Regexp(`(?m)^   --cache-dir DIR +build cache DIR .*\(default: .*\)$`, wide))
 }
 
+// `runner help CMD` is `runner CMD --help`.
+func TestHelpCommand(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"help", "run"}, {"h", "bench", "compare"}} {
+		code, stdout, stderr := invoke(t, args...)
+		assert.Equal(t, code, ExitOK, "%v: %s", args, stderr)
+		assert.Equal(t, stdout, helpAt(t, 80, args[1:]...), "%v", args)
+	}
+	code, _, stderr := invoke(t, "help", "rn")
+	assert.Equal(t, code, ExitUsage)
+	assert.Check(t, is.Contains(stderr, `did you mean "run"?`))
+}
+
 // Without a terminal (CI, a pipe) help is 80 columns wide.
 func TestTerminalWidthWithoutATerminal(t *testing.T) {
 	f, err := os.CreateTemp(t.TempDir(), "out")
