@@ -77,6 +77,7 @@ func TestCompletion(t *testing.T) {
 		if shell == "fish" {
 			assert.Check(t, is.Contains(stdout, "complete -c runner"))
 			assert.Check(t, is.Contains(stdout, "merge"))
+			assert.Check(t, is.Contains(stdout, "__fish_seen_subcommand_from run bench validate check' -k -a '(__fish_complete_suffix .yaml"))
 			continue
 		}
 		assert.Check(t, is.Contains(stdout, "--generate-bash-completion"))
