@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
@@ -14,19 +15,19 @@ import (
 // defaultWidth is the help's width without a terminal (CI logs, pipes, files).
 const defaultWidth = 80
 
-func init() {
-	// urfave renders each flag as "names\tusage" through a tabwriter: one line per flag,
-	// 276 columns for run's longest. The flag lists are rendered here instead, wrapped
-	// with a hanging indent, and every other text through wrapText.
-	for _, t := range []*string{&cli.AppHelpTemplate, &cli.CommandHelpTemplate, &cli.SubcommandHelpTemplate} {
-		*t = strings.NewReplacer(
-			`{{template "visibleFlagCategoryTemplate" .}}`, `{{flagList .VisibleFlags}}`,
-			`{{template "visibleFlagTemplate" .}}`, `{{flagList .VisibleFlags}}`,
-			`{{template "usageTemplate" .}}`, `{{commandUsage .}}`,
-		).Replace(*t)
-	}
-	cli.HelpPrinter = printHelp
-}
+func init() { cli.HelpPrinter = printHelp }
+
+// helpTemplate rewrites urfave's help templates: it renders each flag as "names\tusage"
+// through a tabwriter, one line per flag (276 columns for run's longest). The flag lists
+// and the usage line are rendered here instead, wrapped with a hanging indent, and every
+// other text through wrapText. Built at the first help, not at every start.
+var helpTemplate = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		`{{template "visibleFlagCategoryTemplate" .}}`, `{{flagList .VisibleFlags}}`,
+		`{{template "visibleFlagTemplate" .}}`, `{{flagList .VisibleFlags}}`,
+		`{{template "usageTemplate" .}}`, `{{commandUsage .}}`,
+	)
+})
 
 // helpWriter is the app's Writer: the output, and the width help is wrapped to.
 type helpWriter struct {
@@ -39,7 +40,7 @@ func printHelp(w io.Writer, templ string, data any) {
 	if hw, ok := w.(*helpWriter); ok && hw.width != nil {
 		width = hw.width()
 	}
-	cli.HelpPrinterCustom(w, templ, data, map[string]any{
+	cli.HelpPrinterCustom(w, helpTemplate().Replace(templ), data, map[string]any{
 		"wrap":     func(s string, offset int) string { return wrapText(s, offset, width) },
 		"flagList": func(flags []cli.Flag) string { return flagList(flags, width) },
 		"commandUsage": func(c *cli.Command) string {
