@@ -87,9 +87,9 @@ func complete(app *cli.App, words []string, cur string, w io.Writer) {
 	var lines []string
 	switch {
 	case strings.HasPrefix(cur, "-"):
-		flags := append(app.Flags, cli.HelpFlag, cli.VersionFlag)
+		flags := slices.Concat(app.Flags, []cli.Flag{cli.HelpFlag, cli.VersionFlag})
 		if cmd != nil {
-			flags = append(cmd.Flags[:len(cmd.Flags):len(cmd.Flags)], cli.HelpFlag)
+			flags = slices.Concat(cmd.Flags, []cli.Flag{cli.HelpFlag})
 		}
 		for _, f := range flags {
 			for _, n := range f.Names() {
