@@ -58,7 +58,7 @@ func Main(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
-	width := func() int { return TerminalWidth(os.Stdout, os.Getenv) }
+	width := func() int { return terminalWidth(os.Stdout, os.Getenv) }
 	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Width: width})
 }
 

@@ -59,9 +59,9 @@ func printHelp(w io.Writer, templ string, data any) {
 	})
 }
 
-// TerminalWidth is the width help is wrapped to on f: the terminal's columns (its size,
+// terminalWidth is the width help is wrapped to on f: the terminal's columns (its size,
 // else COLUMNS), or 80 when f is no terminal or in CI, so logs read the same everywhere.
-func TerminalWidth(f *os.File, getenv func(string) string) int {
+func terminalWidth(f *os.File, getenv func(string) string) int {
 	if getenv("CI") != "" || !isatty.IsTerminal(f.Fd()) {
 		return defaultWidth
 	}

@@ -88,5 +88,5 @@ func TestTerminalWidthWithoutATerminal(t *testing.T) {
 	assert.NilError(t, err)
 	defer f.Close()
 	env := map[string]string{"COLUMNS": "200"}
-	assert.Equal(t, TerminalWidth(f, func(k string) string { return env[k] }), 80)
+	assert.Equal(t, terminalWidth(f, func(k string) string { return env[k] }), 80)
 }
