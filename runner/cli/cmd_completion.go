@@ -120,7 +120,7 @@ func complete(app *cli.App, words []string, cur string, w io.Writer) {
 		lines = append(lines, argCompletions(cmd, args)...)
 	}
 	for _, l := range lines {
-		fmt.Fprintln(w, l)
+		_, _ = fmt.Fprintln(w, l) // completion output to the shell: nowhere to report a failed write
 	}
 }
 
