@@ -30,11 +30,11 @@ func writeResult(t *testing.T, dir string, s result.Scenario) {
 func TestLoadAndCombine(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "shard-1", "runner-out"), filepath.Join(root, "shard-2")
-	writeResult(t, a, result.Scenario{Name: "c", File: "c.yaml", Index: 2, Status: result.Passed, Started: t0.Add(2 * time.Second), Duration: time.Second})
-	writeResult(t, a, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Failed, Started: t0, Duration: time.Second})
-	writeResult(t, b, result.Scenario{Name: "b", File: "b.yaml", Index: 1, Status: result.Errored, Started: t0.Add(time.Second), Duration: 5 * time.Second})
+	writeResult(t, a, result.Scenario{Name: "c", File: "c.yaml", Index: 2, Status: result.Passed, Started: t0.Add(2 * time.Second), Duration: result.Millis(time.Second)})
+	writeResult(t, a, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Failed, Started: t0, Duration: result.Millis(time.Second)})
+	writeResult(t, b, result.Scenario{Name: "b", File: "b.yaml", Index: 1, Status: result.Errored, Started: t0.Add(time.Second), Duration: result.Millis(5 * time.Second)})
 	rerun := filepath.Join(root, "rerun")
-	writeResult(t, rerun, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Passed, Started: t0.Add(10 * time.Second), Duration: time.Second})
+	writeResult(t, rerun, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Passed, Started: t0.Add(10 * time.Second), Duration: result.Millis(time.Second)})
 
 	got, err := merge.Load([]string{root})
 	assert.NilError(t, err)
@@ -46,7 +46,7 @@ func TestLoadAndCombine(t *testing.T) {
 	}
 	assert.DeepEqual(t, names, []string{"a passed", "b error", "c passed"})
 	assert.Equal(t, run.Started, t0.Add(time.Second), "the earliest start of the kept results")
-	assert.Equal(t, run.Duration, 10*time.Second)
+	assert.Equal(t, run.Duration.Duration(), 10*time.Second)
 }
 
 func TestLoadErrors(t *testing.T) {

@@ -107,7 +107,7 @@ func TestTaskSchemaIsGenerated(t *testing.T) {
 func TestReportSchema(t *testing.T) {
 	s := compile(t, "report")
 	var b bytes.Buffer
-	run := result.Run{Started: time.Now(), Duration: time.Second, Scenarios: []result.Scenario{{Name: "a", File: "a.yaml",
+	run := result.Run{Started: time.Now(), Duration: result.Millis(time.Second), Scenarios: []result.Scenario{{Name: "a", File: "a.yaml",
 		Model: "oracle", Status: result.Passed, Stop: result.StopCompleted,
 		Assertions: []result.Assertion{{Kind: "completed", Passed: true, Message: "ok"}}}}}
 	assert.NilError(t, report.WriteJSON(&b, run))

@@ -39,7 +39,7 @@ func WriteList(w io.Writer, entries []Entry, colour bool) error {
 	p := colours(colour)
 	for _, e := range entries {
 		line := fmt.Sprintf("%s %s%s%s  %s  %d steps  %s", p.status(e.Status), p.bold, Clean(e.DisplayName()), p.reset,
-			Clean(e.Model), e.Steps, Duration(e.Duration))
+			Clean(e.Model), e.Steps, Duration(result.Millis(e.Duration.Duration())))
 		if e.Reason != "" {
 			line += "  " + p.dim + Short(e.Reason, 100) + p.reset
 		}
@@ -108,7 +108,7 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 	for _, s := range st.Turns {
 		head := fmt.Sprintf("\n%sstep %d%s", p.bold, s.N, p.reset)
 		if s.Response != nil {
-			head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, MS(s.Response.DurationMS), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
+			head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, Duration(s.Response.Duration), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
 		}
 		line("%s", head)
 		for _, r := range s.Retries {
@@ -136,7 +136,7 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 					ok = p.red + string(c.Result.Error.Code) + p.reset
 				}
 			}
-			line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, MS(c.DurationMS), ok)
+			line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
 			if args, isObj := Args(c.Args); isObj {
 				for _, a := range args {
 					line("    %s%s:%s %s", p.dim, Clean(a.Key), p.reset, indent(Clean(a.Value), "      ", showArgLines))

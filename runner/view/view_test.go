@@ -208,7 +208,7 @@ func manyScenarios(t testing.TB, out string, n int) {
 		}
 		writeScenario(t, out, fmt.Sprintf("task-%04d #%d", i/3, i%3+1), result.Scenario{
 			Name: fmt.Sprintf("task-%04d", i/3), File: fmt.Sprintf("tasks/task-%04d.yaml", i/3), Model: "ollama:qwen3:4b",
-			Repeat: i % 3, Repeats: 3, Index: i, Status: st, Reason: reason, Steps: 12, Duration: 93 * time.Second,
+			Repeat: i % 3, Repeats: 3, Index: i, Status: st, Reason: reason, Steps: 12, Duration: result.Millis(93 * time.Second),
 			Usage: result.Usage{PromptTokens: 12000, CompletionTokens: 900},
 		}, nil)
 	}
