@@ -363,3 +363,29 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	assert.Check(t, is.Contains(list.String(), "FAIL hostile"))
 	assert.Check(t, !strings.Contains(list.String(), "\x1b"))
 }
+
+// TestOlderOutputWithNanoseconds: an output directory written before every duration
+// became *_ms (result.json's duration_ns, model_time_ns, tool_time_ns; transcript usage's
+// eval_duration_ns; integer duration_ms) still shows its times in the index, the page and
+// `runner show`.
+func TestOlderOutputWithNanoseconds(t *testing.T) {
+	const out = "testdata/old-ns"
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1)
+	e := entries[0]
+	assert.Equal(t, e.Duration.Duration(), 12345*time.Millisecond)
+	assert.Equal(t, e.ModelTime.Duration(), 2500*time.Millisecond)
+	st := ReadStory(out, e)
+	assert.Equal(t, st.Problem, "")
+	assert.Equal(t, st.Turns[0].Response.Usage.EvalDuration.Duration(), 2*time.Second)
+	var index, page, text bytes.Buffer
+	assert.NilError(t, WriteIndex(&index, entries, "old", time.Unix(0, 0)))
+	assert.Check(t, is.Contains(index.String(), ">12.3s<"))
+	assert.NilError(t, WritePage(&page, st))
+	assert.Check(t, is.Contains(page.String(), "12.3s (model 2.5s, tools 750ms)"))
+	assert.Check(t, is.Contains(page.String(), "<span>2.5s</span>"), "the step's model time")
+	assert.NilError(t, WriteText(&text, st, false))
+	assert.Check(t, is.Contains(text.String(), "12.3s"), text.String())
+	assert.Check(t, is.Contains(text.String(), "750ms"), text.String())
+}
