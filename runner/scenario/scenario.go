@@ -132,6 +132,7 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	}
 	a.record(r)
 	v := r.verify(p, a)
+	r.writeDiffs(v.diffs)
 	r.conclude(p, a, v).apply(&r.res)
 }
 
