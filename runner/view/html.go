@@ -64,6 +64,8 @@ var funcs = template.FuncMap{
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"lower":  func(s string) string { return strings.ToLower(Clean(s)) },
 	"deref":  func(f *float64) float64 { return *f },
+	"diff":   func(d result.FileDiff) Diff { return NewDiff(d, limitText) },
+	"stclass": statusClass,
 }
 
 var (

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,6 +100,9 @@ type Story struct {
 	// Turns are the agent's steps (model request, response, tool calls), in order.
 	Turns  []*Step
 	Files  *result.FileChanges
+	// Diffs are the text diffs of the agent's changes (changes.json), nil when the run
+	// recorded none.
+	Diffs  *result.Diffs
 	Judges []transcript.Judge
 	End    *transcript.End
 	// Problem says why the transcript could not be read in full ("" when it could).
@@ -192,7 +196,30 @@ func ReadStory(out string, e Entry) *Story {
 	if st.Files == nil {
 		st.Files = e.FilesChanged
 	}
+	st.Diffs = readDiffs(filepath.Join(out, filepath.FromSlash(e.Dir), result.DiffsFile))
 	return st
+}
+
+// maxDiffsFile bounds how much of a changes.json is read: runner writes at most about
+// 1 MiB of diffs; a bigger file was not written by it and is not shown.
+const maxDiffsFile = 4 << 20
+
+// readDiffs reads a scenario's changes.json; nil when there is none or it is not one.
+func readDiffs(path string) *result.Diffs {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxDiffsFile+1))
+	if err != nil || len(b) > maxDiffsFile {
+		return nil
+	}
+	var d result.Diffs
+	if json.Unmarshal(b, &d) != nil || len(d.Files) == 0 && d.Note == "" {
+		return nil
+	}
+	return &d
 }
 
 // Arg is one argument of a tool call, for reading: strings as they are (a file's

@@ -94,6 +94,7 @@ func TestHostileTextIsInert(t *testing.T) {
 	out := t.TempDir()
 	s, events := hostileScenario(hostile + "\n" + strings.Repeat("y", 300_000))
 	writeScenario(t, out, "odd: dir #1 ?x", s, events)
+	writeDiffs(t, out, "odd: dir #1 ?x", hostileDiffs())
 	index, err := Write(out)
 	assert.NilError(t, err)
 	for _, page := range []string{index, filepath.Join(out, "odd: dir #1 ?x", Page)} {
@@ -142,6 +143,35 @@ func TestHostileTextIsInert(t *testing.T) {
 	p, _ := os.ReadFile(filepath.Join(out, "odd: dir #1 ?x", Page))
 	assert.Check(t, is.Contains(string(p), "more in transcript.jsonl"))
 	assert.Check(t, len(p) < 200_000, "page is %d bytes", len(p))
+	// The diffs are there, as text: escaped, the long one folded and cut, the binary
+	// file named with the reason.
+	for _, want := range []string{
+		`<span class="add">&#43;&lt;/pre&gt;&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;`,
+		"more in changes.json", "no diff: binary",
+		`<details class="diff"><summary>`,      // the long diff starts folded
+		`<details class="diff" open><summary>`, // a short one open
+	} {
+		assert.Check(t, strings.Contains(string(p), want), "%q not on the page", want)
+	}
+}
+
+// hostileDiffs are diffs of files the agent wrote to break out of the page: markup in
+// the path and the lines, a script end tag, escapes, a 300 KB line, a long diff, binary.
+func hostileDiffs() result.Diffs {
+	long := "--- a/long.txt\n+++ b/long.txt\n@@ -1,100 +1,100 @@\n" + strings.Repeat("-old\n+"+hostile+"\n", 100)
+	return result.Diffs{Note: hostile, Files: []result.FileDiff{
+		{Path: hostile, Status: result.DiffCreated, Added: 2, Diff: "--- /dev/null\n+++ b/" + hostile + "\n@@ -0,0 +1,2 @@\n+" + hostile + "\n+" + strings.Repeat("z", 300_000) + "\n"},
+		{Path: "long.txt", Status: result.DiffChanged, Added: 100, Removed: 100, Diff: long},
+		{Path: "blob.bin", Status: result.DiffChanged, Skipped: "binary"},
+	}}
+}
+
+// writeDiffs writes a scenario's changes.json.
+func writeDiffs(t testing.TB, out, dir string, d result.Diffs) {
+	t.Helper()
+	b, err := json.Marshal(d)
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(out, dir, result.DiffsFile), b, 0o644))
 }
 
 // TestTenMegabyteResult: a 10 MB tool result (a transcript written by hand or by an
@@ -343,6 +373,7 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	out := t.TempDir()
 	s, events := hostileScenario(hostile)
 	writeScenario(t, out, "h", s, events)
+	writeDiffs(t, out, "h", hostileDiffs())
 	entries, err := Load(out)
 	assert.NilError(t, err)
 	st := ReadStory(out, entries[0])
@@ -352,6 +383,9 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	assert.Check(t, !strings.Contains(plain.String(), "\x1b"), plain.String())
 	assert.Check(t, is.Contains(plain.String(), `\x1b[31mred`))
 	assert.Check(t, is.Contains(plain.String(), "denied by"))
+	assert.Check(t, is.Contains(plain.String(), "  -old\n  +</pre></script>"), "the diff's lines, as text")
+	assert.Check(t, is.Contains(plain.String(), "blob.bin: no diff: binary"))
+	assert.Check(t, is.Contains(plain.String(), "… more in changes.json"), "the diff is cut in the terminal")
 	// With colour, the only escapes are the palette's.
 	rest := colour.String()
 	for _, e := range []string{"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"} {
