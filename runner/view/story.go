@@ -98,8 +98,8 @@ type Story struct {
 	Environment *transcript.Environment
 	MCP         []transcript.MCP
 	// Turns are the agent's steps (model request, response, tool calls), in order.
-	Turns  []*Step
-	Files  *result.FileChanges
+	Turns []*Step
+	Files *result.FileChanges
 	// Diffs are the text diffs of the agent's changes (changes.json), nil when the run
 	// recorded none.
 	Diffs  *result.Diffs
