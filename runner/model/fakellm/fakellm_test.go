@@ -101,3 +101,29 @@ func TestGeminiStreamWantsAltSSE(t *testing.T) {
 	assert.Equal(t, post(""), http.StatusBadRequest)
 	assert.Equal(t, post("?alt=sse"), http.StatusOK)
 }
+
+// Two tasks run in parallel whose prompts share words must each get their own script: a
+// route that is the whole first message wins over one it merely contains, and a message
+// that two routes contain, neither exactly, is an error rather than a guess.
+func TestRoutesMatchAConversationExactly(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "Fix the bug", Replies: []fakellm.Reply{fakellm.ToolCall("short", nil)}},
+		{Match: "Fix the bug in b.go", Replies: []fakellm.Reply{fakellm.ToolCall("long", nil)}},
+		{Match: "greet", Replies: []fakellm.Reply{fakellm.ToolCall("greet", nil)}},
+		{Match: "world", Replies: []fakellm.Reply{fakellm.ToolCall("world", nil)}},
+		{Match: "", Replies: []fakellm.Reply{fakellm.Text("fallback")}},
+	}})
+	defer srv.Close()
+
+	assert.Equal(t, chat(t, srv, user("Fix the bug in b.go")), "call:long")
+	assert.Equal(t, chat(t, srv, user("  Fix the bug\n")), "call:short")
+	assert.Equal(t, chat(t, srv, user("Please greet everyone")), "call:greet")
+	assert.Equal(t, chat(t, srv, user("something else")), "fallback")
+
+	u, _ := url.Parse(srv.URL())
+	stream := false
+	err := api.NewClient(u, http.DefaultClient).Chat(context.Background(),
+		&api.ChatRequest{Model: "m", Messages: []api.Message{user("greet the world")}, Stream: &stream},
+		func(api.ChatResponse) error { return nil })
+	assert.ErrorContains(t, err, `matches routes "greet", "world"`)
+}

@@ -43,9 +43,12 @@ type Call struct {
 
 // Usage is the token usage to report; zero fields get defaults.
 type Usage struct {
-	PromptTokens     int      `json:"prompt_tokens,omitempty"`
-	CompletionTokens int      `json:"completion_tokens,omitempty"`
-	EvalDuration     Duration `json:"eval_duration,omitempty"`
+	PromptTokens     int `json:"prompt_tokens,omitempty"`
+	CompletionTokens int `json:"completion_tokens,omitempty"`
+	// CachedPromptTokens is the part of the prompt served from a cache (OpenAI's
+	// prompt_tokens_details.cached_tokens).
+	CachedPromptTokens int      `json:"cached_prompt_tokens,omitempty"`
+	EvalDuration       Duration `json:"eval_duration,omitempty"`
 }
 
 // Reply is one scripted answer: tool calls and/or text, or a fault.
@@ -67,8 +70,9 @@ type Reply struct {
 	Usage  *Usage `json:"usage,omitempty"`
 }
 
-// Route gives conversations whose first user message contains Match their own replies,
-// so that one server can drive several scenarios at once.
+// Route gives conversations whose first user message is, or else contains, Match their own
+// replies, so that one server can drive several scenarios at once. A message two routes
+// contain, neither exactly, is answered with an error (HTTP 400), never a guess.
 type Route struct {
 	Match   string  `json:"match"`
 	Replies []Reply `json:"replies"`
@@ -90,7 +94,7 @@ type Script struct {
 	// Repeat plays the last reply forever once the others are used up (a model that
 	// never finishes). Otherwise an exhausted script answers with ExhaustedText.
 	Repeat bool `json:"repeat,omitempty"`
-	// Routes are tried before Replies, in order.
+	// Routes are tried before Replies (see Route for which one a conversation takes).
 	Routes []Route `json:"routes,omitempty"`
 	// Models lists the models /api/show knows, with their capabilities. Nil means every
 	// name exists with "completion" and "tools". A name missing from a non-nil map is a

@@ -3,6 +3,7 @@ package fakellm
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -146,13 +147,16 @@ func (s *Server) next(req *Request) (Reply, int) {
 			opening.WriteString(m.Content)
 		}
 	}
-	route := -1
-	for i, r := range s.script.Routes {
-		if (r.Model == "" || r.Model == req.Model) && strings.Contains(first, r.Match) {
-			replies, repeat, route = r.Replies, r.Repeat, i
-			key = "route" + strconv.Itoa(i)
-			break
-		}
+	route, ambiguous := s.route(req.Model, first)
+	if ambiguous != "" {
+		req.Reply = -1
+		s.requests = append(s.requests, *req)
+		return Reply{Fault: FaultStatus, Status: http.StatusBadRequest, Message: ambiguous}, -1
+	}
+	if route >= 0 {
+		r := s.script.Routes[route]
+		replies, repeat = r.Replies, r.Repeat
+		key = "route" + strconv.Itoa(route)
 	}
 	sum := sha256.Sum256([]byte(opening.String()))
 	key += string(sum[:])
@@ -179,6 +183,43 @@ func (s *Server) next(req *Request) (Reply, int) {
 		s.onReq(*req)
 	}
 	return reply, idx
+}
+
+// route finds the route of a conversation by its first user message: a route whose Match
+// is that whole message (spaces trimmed) wins; otherwise the one route whose Match occurs in
+// it. Two tasks run in parallel whose prompts share a word must never get each other's
+// replies, so a message that several routes match, none exactly, is an error naming them
+// rather than a guess. A route with an empty Match catches what no other route takes.
+func (s *Server) route(modelName, first string) (int, string) {
+	var exact, contained []int
+	catchAll := -1
+	for i, r := range s.script.Routes {
+		switch {
+		case r.Model != "" && r.Model != modelName:
+		case r.Match == "":
+			if catchAll < 0 {
+				catchAll = i
+			}
+		case r.Match == strings.TrimSpace(first):
+			exact = append(exact, i)
+		case strings.Contains(first, r.Match):
+			contained = append(contained, i)
+		}
+	}
+	switch {
+	case len(exact) > 0:
+		return exact[0], ""
+	case len(contained) == 1:
+		return contained[0], ""
+	case len(contained) > 1:
+		matches := make([]string, len(contained))
+		for j, i := range contained {
+			matches[j] = strconv.Quote(s.script.Routes[i].Match)
+		}
+		return -1, fmt.Sprintf("fakellm: the conversation's first message matches routes %s; make one match exact or unique",
+			strings.Join(matches, ", "))
+	}
+	return catchAll, ""
 }
 
 func pick(replies []Reply, repeat bool, i int) (Reply, int) {
