@@ -1,9 +1,9 @@
 // Package view turns an output directory into static pages people open first after a
 // run: OUT/index.html lists every scenario, OUT/<scenario>/index.html tells one
 // scenario's whole story (prompts, steps, tool calls, policy decisions, files, assertions,
-// judge). Everything is rebuilt from the result.json files and transcripts alone, so
-// older, downloaded or merged output works too; the same story is printed in the
-// terminal by `runner show` (WriteText).
+// judge, the text diffs). Everything is rebuilt from the result.json files, transcripts
+// and changes.json alone, so older, downloaded or merged output works too; the same story
+// is printed in the terminal by `runner show` (WriteText).
 package view
 
 import (
