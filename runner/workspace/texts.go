@@ -97,7 +97,18 @@ func (t *Texts) read(root *os.Root, p string) (text, why string) {
 		return "", fmt.Sprintf("larger than %s", sizeText(t.lim.PerFile))
 	}
 	left := min(t.lim.PerFile, t.lim.Total-t.used)
-	b, err := io.ReadAll(io.LimitReader(f, left+1))
+	// Sized by the file (one read, one allocation), one byte more to see it grew.
+	want := min(info.Size(), left) + 1
+	b := make([]byte, want)
+	n, err := io.ReadFull(f, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	b = b[:n]
+	if int64(n) == want && int64(n) <= left { // it grew since: the rest, up to the limit
+		rest, rerr := io.ReadAll(io.LimitReader(f, left+1-int64(n)))
+		b, err = append(b, rest...), rerr
+	}
 	switch {
 	case err != nil:
 		return "", "not readable"

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,4 +154,27 @@ func TestALargeChangeIsOneHunkQuickly(t *testing.T) {
 	assert.Assert(t, time.Since(start) < 2*time.Second)
 	assert.Check(t, strings.HasPrefix(d, "--- a/x\n+++ b/x\n@@ -1,20000 +1,40000 @@\n-old\n"))
 	assert.Equal(t, [2]int{added, removed}, [2]int{40000, 20000})
+}
+
+// BenchmarkTexts is the per-scenario cost of the text snapshot and the diffs: a workspace
+// of 100 files of 4 KB, 5 of them changed by the agent.
+func BenchmarkTexts(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 100 {
+		assert.NilError(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", i)), []byte(strings.Repeat(fmt.Sprintf("line %d of a file\n", i), 4096/18)), 0o644))
+	}
+	ctx := context.Background()
+	m, err := Snapshot(ctx, dir, nil)
+	assert.NilError(b, err)
+	for i := range 5 {
+		assert.NilError(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", i)), []byte("changed\n"), 0o644))
+	}
+	c, err := m.Compare(ctx, dir)
+	assert.NilError(b, err)
+	b.ResetTimer()
+	for range b.N {
+		texts, err := m.Texts(ctx, dir, DefaultTextLimits)
+		assert.NilError(b, err)
+		_ = texts.Diffs(ctx, dir, c)
+	}
 }
