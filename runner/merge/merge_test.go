@@ -111,3 +111,26 @@ func TestForgedResultInKeptWorkspaceIsNotRead(t *testing.T) {
 	_, err = merge.Load([]string{bad})
 	assert.ErrorContains(t, err, "leaves")
 }
+
+// TestMergesOlderNanosecondOutput: a --json report and a result directory written before
+// every duration became *_ms (duration_ns, model_time_ns, ...) merge with their times.
+func TestMergesOlderNanosecondOutput(t *testing.T) {
+	root := t.TempDir()
+	old := `{"name":"x","file":"x.yaml","index":0,"status":"passed","stop_reason":"completed","started":"2026-01-02T03:04:05Z","duration_ns":2500000000,"model_time_ns":1000000000,"tool_time_ns":0,"steps":1,"tool_calls":0,"denied":0,"usage":{"prompt_tokens":0,"completion_tokens":0},"assertions":[],"tool_errors":0}`
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, "dir", "x"), 0o755))
+	assert.NilError(t, merge.WriteResult(filepath.Join(root, "dir"), "x/"+merge.ResultFile, []byte(old)))
+	report, err := os.ReadFile("../report/testdata/report-ns.json") // the --json report of before
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(root, "report.json"), report, 0o644))
+
+	got, err := merge.Load([]string{filepath.Join(root, "dir"), filepath.Join(root, "report.json")})
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), 6)
+	assert.Equal(t, got[0].Duration.Duration(), 2500*time.Millisecond)
+	assert.Equal(t, got[0].ModelTime.Duration(), time.Second)
+	var total time.Duration
+	for _, s := range got[1:] {
+		total += s.Duration.Duration()
+	}
+	assert.Equal(t, total, (1234+12345+65500+7000+980)*time.Millisecond)
+}
