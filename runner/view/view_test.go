@@ -423,3 +423,72 @@ func TestOlderOutputWithNanoseconds(t *testing.T) {
 	assert.Check(t, is.Contains(text.String(), "12.3s"), text.String())
 	assert.Check(t, is.Contains(text.String(), "750ms"), text.String())
 }
+
+// TestDiffPageInChromium opens a scenario page with hostile diffs in headless Chromium:
+// no script of the agent's runs (alert is trapped), the diff's lines are text, the short
+// diff is open with its added lines shaded green, the long one folded.
+func TestDiffPageInChromium(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is missing in CI: .ci/run installs it")
+		}
+		t.Skip("chromium not installed (Debian package chromium)")
+	}
+	out := t.TempDir()
+	s, events := hostileScenario("ok")
+	s.Assertions, s.SandboxGaps = nil, nil // the diffs at the top of the screenshot
+	writeScenario(t, out, "d", s, events[:1])
+	d := hostileDiffs()
+	d.Files[0].Diff = "--- /dev/null\n+++ b/x\n@@ -0,0 +1,3 @@\n+" + hostile + "\n+added line\n+another\n"
+	writeDiffs(t, out, "d", d)
+	_, err := Write(out)
+	assert.NilError(t, err)
+	b, err := os.ReadFile(filepath.Join(out, "d", Page))
+	assert.NilError(t, err)
+	trap := `<script>window.alert=function(m){document.documentElement.setAttribute("data-alert",String(m))};` +
+		`window.onerror=function(m){document.documentElement.setAttribute("data-error",String(m))};</script>`
+	// Only the diffs on the page, so they are on the screenshot.
+	page := strings.Replace(string(b), "<head>", "<head>"+trap, 1)
+	page = page[:strings.Index(page, "<main>")+len("<main>")] + page[strings.Index(page, `<h3 class="sub">`):]
+	path := filepath.Join(out, "d", "probe.html")
+	assert.NilError(t, os.WriteFile(path, []byte(page), 0o644))
+
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--hide-scrollbars", "--dump-dom", "--screenshot="+shot,
+		"--window-size=1000,700", "file://"+path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	assert.NilError(t, cmd.Run(), "chromium: %s", stderr.String())
+	dom := stdout.String()
+	assert.Check(t, !strings.Contains(dom, `data-alert="`), "the agent's script ran")
+	assert.Check(t, !strings.Contains(dom, `data-error="`), "script error")
+	assert.Check(t, is.Contains(dom, `<span class="add">+added line</span>`))
+	assert.Check(t, is.Contains(dom, `+&lt;/pre&gt;&lt;/script&gt;&lt;script&gt;alert(1)`), "the markup is text")
+	assert.Check(t, is.Contains(dom, `<details class="diff" open="">`))
+	assert.Check(t, is.Contains(dom, `<details class="diff"><summary><span class="warn">changed</span> <code>long.txt</code>`))
+
+	f, err := os.Open(shot)
+	assert.NilError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	assert.NilError(t, err)
+	green := 0
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if near(color.RGBAModel.Convert(img.At(x, y)).(color.RGBA), color.RGBA{0xe6, 0xff, 0xec, 0xff}) {
+				green++
+			}
+		}
+	}
+	assert.Check(t, green > 200, "the added lines are not shaded on the screenshot (%d green pixels)", green)
+}
