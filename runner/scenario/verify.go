@@ -139,12 +139,23 @@ func (r *runState) compare(ctx context.Context, env *container.Container, dir st
 	return &c, nil
 }
 
+// diffBudget bounds the time the diffs take out of verification: at most this, and at
+// most a quarter of what is left, so however many files the agent wrote, the diffs
+// cannot make verification miss its deadline (what is not diffed in time is counted).
+const diffBudget = 2 * time.Second
+
 // diffs are the text diffs of what the agent changed (nil without a snapshot or changes).
 func diffs(ctx context.Context, p *prepared, c *workspace.Changes) *result.Diffs {
 	if p.texts == nil || c == nil || c.Total() == 0 {
 		return nil
 	}
-	d := p.texts.Diffs(ctx, p.dir, *c)
+	budget := diffBudget
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline)/4)
+	}
+	dctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	d := p.texts.Diffs(dctx, p.dir, *c)
 	return &d
 }
 

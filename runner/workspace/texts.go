@@ -27,11 +27,14 @@ type TextLimits struct {
 	// grows with their product); beyond it the change is shown as one hunk, all removed
 	// then all added.
 	MaxLines int
+	// MaxFiles bounds the files diffed (a hundred thousand files the agent created are
+	// counted, not each opened).
+	MaxFiles int
 }
 
 // DefaultTextLimits: 256 KiB per file, 8 MiB in all, 64 KiB of diff per file, 1 MiB of
-// diffs in all.
-var DefaultTextLimits = TextLimits{PerFile: 256 << 10, Total: 8 << 20, PerDiff: 64 << 10, AllDiffs: 1 << 20, MaxLines: 5000}
+// diffs and 500 files in all.
+var DefaultTextLimits = TextLimits{PerFile: 256 << 10, Total: 8 << 20, PerDiff: 64 << 10, AllDiffs: 1 << 20, MaxLines: 5000, MaxFiles: 500}
 
 // Texts is the content of a workspace's text files as a Manifest found them, kept in the
 // runner's memory: never in the workspace or anywhere the agent's commands can read or
@@ -126,7 +129,8 @@ func (t *Texts) read(root *os.Root, p string) (text, why string) {
 // Diffs are the unified diffs of the text files Changes lists, the snapshot's content
 // against dir's now. Files that are not text, too large or unreadable are listed with
 // the reason. It reads dir as the snapshot did (os.Root, no links followed, non-blocking)
-// and checks ctx between files.
+// and checks ctx between files: once ctx is done, or the diffs reach AllDiffs or
+// MaxFiles, the other files are only counted (Omitted).
 func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 	var out result.Diffs
 	root, err := os.OpenRoot(dir)
@@ -142,7 +146,7 @@ func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 			if strings.HasSuffix(p, "/") {
 				continue // a directory
 			}
-			if ctx.Err() != nil || written >= t.lim.AllDiffs {
+			if ctx.Err() != nil || written >= t.lim.AllDiffs || len(out.Files) >= t.lim.MaxFiles {
 				out.Omitted++
 				continue
 			}
@@ -155,7 +159,11 @@ func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 	add(result.DiffChanged, c.Changed)
 	add(result.DiffDeleted, c.Deleted)
 	if out.Omitted > 0 {
-		out.Note = fmt.Sprintf("%d more changed file(s) not diffed: the diffs reached %s", out.Omitted, sizeText(int64(t.lim.AllDiffs)))
+		why := fmt.Sprintf("the diffs reached %s or %d files", sizeText(int64(t.lim.AllDiffs)), t.lim.MaxFiles)
+		if ctx.Err() != nil {
+			why = "the time for diffs ran out"
+		}
+		out.Note = fmt.Sprintf("%d more changed file(s) not diffed: %s", out.Omitted, why)
 	}
 	return out
 }

@@ -178,3 +178,29 @@ func BenchmarkTexts(b *testing.B) {
 		_ = texts.Diffs(ctx, dir, c)
 	}
 }
+
+// TestDiffsStopAtTheirFileLimitAndTime: ten thousand files the agent created are counted,
+// not each opened, and a context that is done stops the diffs at once.
+func TestDiffsStopAtTheirFileLimitAndTime(t *testing.T) {
+	lim := DefaultTextLimits
+	lim.MaxFiles = 10
+	d := agentRun(t, nil, lim, func(dir string) {
+		for i := range 10000 {
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), []byte("x\n"), 0o644))
+		}
+	})
+	assert.Equal(t, len(d.Files), 10)
+	assert.Equal(t, d.Omitted, 9990)
+	assert.Check(t, is.Contains(d.Note, "9990 more changed file(s) not diffed: the diffs reached 1 MiB or 10 files"))
+
+	dir := t.TempDir()
+	m, err := Snapshot(context.Background(), dir, nil)
+	assert.NilError(t, err)
+	texts, err := m.Texts(context.Background(), dir, DefaultTextLimits)
+	assert.NilError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d = texts.Diffs(ctx, dir, Changes{Created: []string{"a", "b"}})
+	assert.Equal(t, d.Omitted, 2)
+	assert.Check(t, is.Contains(d.Note, "the time for diffs ran out"))
+}
