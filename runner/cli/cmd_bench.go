@@ -83,6 +83,8 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
 			gateFlag(&o.Gate),
 		}, o.ScenarioOptions.flags()...),
+		// `runner help bench` and --help say it; a "help, h" subcommand is noise.
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:      "compare",
 			Usage:     "compare two bench.json files without running anything (exit 1 on a significant drop)",
