@@ -235,7 +235,7 @@ func describeProbe(m bench.ModelResult) string {
 		parts = append(parts, fmt.Sprintf("context %d", p.ContextLength))
 	}
 	if m.WarmUp > 0 {
-		parts = append(parts, fmt.Sprintf("warm-up %s", m.WarmUp.Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("warm-up %s", m.WarmUp.Duration().Round(time.Millisecond)))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -76,7 +76,7 @@ func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*
 	}
 	_ = r.record(0, transcript.Environment{
 		Engine: e.Name(), Image: image, Container: c.ID(), Workdir: c.Workdir(), VerifyDir: env.VerifyDir,
-		RunID: id, BuildMS: buildTime.Milliseconds(), StartMS: time.Since(began).Milliseconds(),
+		RunID: id, Build: result.Millis(buildTime), Start: result.Millis(time.Since(began)),
 	})
 	return c, nil
 }
