@@ -210,7 +210,7 @@ func readDiffs(path string) *result.Diffs {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close loses no data
 	b, err := io.ReadAll(io.LimitReader(f, maxDiffsFile+1))
 	if err != nil || len(b) > maxDiffsFile {
 		return nil
