@@ -40,7 +40,9 @@ type prepared struct {
 	dir          string
 	ws           *tools.Workspace
 	env          *container.Container // the task's container, nil without environment:
-	manifest     *workspace.Manifest
+	// imageID is the image env started from, by id (verify.fresh_container only).
+	imageID  string
+	manifest *workspace.Manifest
 	// stopMCP stops the task's MCP servers (safe to call twice); the agent stage calls it
 	// before the verify files arrive.
 	stopMCP func()
@@ -169,7 +171,7 @@ func (r *runState) prepareWorkspace(p *prepared) error {
 	p.onClose(cancel)
 	if t.Environment != nil {
 		// only Ctrl-C stops the build (p.parent); the start is under the timeout
-		if p.env, err = r.startEnvironment(p.parent, ctx, dir); err != nil {
+		if p.env, p.imageID, err = r.startEnvironment(p.parent, ctx, dir); err != nil {
 			return fmt.Errorf("environment: %w", err)
 		}
 		env := p.env
