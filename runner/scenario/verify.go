@@ -167,7 +167,7 @@ func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.R
 		return v
 	}
 	defer func() { _ = workspace.Remove(dir) }()
-	if err := workspace.CopyDir(p.dir, dir); err != nil {
+	if err := workspace.Clone(ctx, p.dir, dir); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			// Only the agent can have made its workspace unreadable to the runner.
 			v.broken = "the agent broke the workspace: it cannot be copied for verification: " + err.Error()
