@@ -11,7 +11,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
+.PHONY: all build test unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -82,6 +82,10 @@ bench: bench-loop bench-sandbox bench-startup bench-search bench-many bench-benc
 bench-loop:
 	$(GO) test -run '^$$' -bench . -benchmem ./runner/agent/ ./runner/transcript/
 	./scripts/bench-loop.sh
+
+## bench-build: a cold build, packages linked and start-up against BASE (default f9bf473), side by side.
+bench-build:
+	./scripts/bench-build.sh $(BASE)
 
 bench-startup:
 	./scripts/bench-startup.sh

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/model/fakellm"
+	"github.com/agentrunner/runner/runner/model/oracle"
 )
 
 // benchTasks are two small scenarios: write a file with the right content.
@@ -213,5 +214,44 @@ func validate(t *testing.T, name, file string) {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
 		assert.NilError(t, err)
 		assert.NilError(t, schema.Validate(inst), "%s line %d", file, i+1)
+	}
+}
+
+// TestBenchSeededOracle: `runner bench` can be tried with no model server. The oracle with
+// fail=0.5,seed=7 gives up exactly the runs its seed picks (the same in parallel and on
+// every run), and the plain oracle passes them all.
+func TestBenchSeededOracle(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"alpha", "beta"} {
+		body := "name: " + name + "\nprompt: Write " + name + ".txt containing " + name + "-ok.\n" +
+			"tools: [write_file]\nassert:\n  - file_contains: {path: " + name + ".txt, text: " + name + "-ok}\n" +
+			"reference:\n  - write_file: {path: " + name + ".txt, content: " + name + "-ok}\n  - task_complete: {summary: done}\n"
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(body), 0o644))
+	}
+	flaky := oracle.Flaky{Fail: 0.5, Seed: 7}
+	for range 2 { // a second bench gives the same runs
+		out := filepath.Join(t.TempDir(), "out")
+		o := runner(t, run{Args: []string{"bench", "--out", out, "--sandbox", "none", "-j", "2", "--repeat", "8",
+			"--models", "oracle,oracle:fail=0.5,seed=7", dir}})
+		assert.Equal(t, o.Code, 0, "stdout:\n%s\nstderr:\n%s", o.Stdout, o.Stderr)
+		rep, err := bench.ReadFile(filepath.Join(out, bench.JSONFile))
+		assert.NilError(t, err)
+		assert.Equal(t, len(rep.Models), 2)
+		assert.Equal(t, rep.Models[0].Name, "oracle")
+		assert.Equal(t, rep.Models[0].Summary.Passed, 16)
+		m := rep.Models[1]
+		assert.Equal(t, m.Name, "oracle:fail=0.5,seed=7")
+		for _, s := range m.Scenarios {
+			want := make([]string, 8)
+			for k := range want {
+				want[k] = "passed"
+				if flaky.GivesUp(s.Name, k) {
+					want[k] = "failed"
+				}
+			}
+			assert.DeepEqual(t, s.Runs, want)
+		}
+		assert.Assert(t, m.Summary.Passed > 0 && m.Summary.Failed > 0, "%+v", m.Summary)
 	}
 }

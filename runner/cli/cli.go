@@ -92,11 +92,14 @@ func newApp(stdio IO) *cli.App {
 			"2 usage error or invalid task file (nothing ran); 3 none failed but some errored.\n\n" +
 			examplesHelp + "\n\n" + envHelp,
 		EnableBashCompletion: true,
-		Version:              version.String(),
-		Reader:               stdio.Stdin,
-		Writer:               stdio.Stdout,
-		ErrWriter:            stdio.Stderr,
-		HideHelpCommand:      true,
+		// Commas are not urfave's to split: --var KEY=a,b is one value, and --models splits
+		// its own list (providers.SplitList keeps oracle:fail=0.3,seed=1 whole).
+		DisableSliceFlagSeparator: true,
+		Version:                   version.String(),
+		Reader:                    stdio.Stdin,
+		Writer:                    stdio.Stdout,
+		ErrWriter:                 stdio.Stderr,
+		HideHelpCommand:           true,
 		// Errors are mapped to exit codes in exitCode, never by os.Exit inside the library.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

@@ -100,16 +100,7 @@ func (o *BenchOptions) Check() error {
 	if len(o.Paths) == 0 {
 		return usageError("bench: no task files given (try: runner bench --model ollama:qwen3:4b scenarios/)")
 	}
-	var models []string
-	seen := map[string]bool{}
-	for _, m := range o.Models {
-		for _, name := range strings.Split(m, ",") {
-			if name = strings.TrimSpace(name); name != "" && !seen[name] {
-				seen[name] = true
-				models = append(models, name)
-			}
-		}
-	}
+	models := providers.SplitList(o.Models...)
 	if len(models) == 0 {
 		return usageError("bench: no model given: --model PROVIDER:MODEL (repeatable) or --models a,b")
 	}

@@ -131,7 +131,7 @@ func runCommand(stdio IO) *cli.Command {
 			&cli.StringFlag{Name: "run-id", Destination: &o.RunID, Usage: "label the run's containers runner.run=`ID`, to find what a killed run left", DefaultText: "random"},
 		}, o.ScenarioOptions.flags()...), append(o.ciFlags(), o.ReachOptions.flags()...)...),
 		Action: func(c *cli.Context) error {
-			model, err := oneModel(models.Value())
+			model, err := oneModel(providers.SplitList(models.Value()...))
 			if err != nil {
 				return err
 			}

@@ -68,7 +68,7 @@ func BenchmarkScenario200Steps(b *testing.B) {
 					opts := scenario.Options{
 						OutDir: b.TempDir(), Catalog: reg, NoSync: !sync,
 						Sandbox: func(string) (tools.CommandWrapper, error) { return nil, nil },
-						Model: func(*task.Task) (model.Model, error) {
+						Model: func(*task.Task, int) (model.Model, error) {
 							return providers.Open(spec, providers.OpenOptions{Getenv: fakeEnv(srv)})
 						},
 					}

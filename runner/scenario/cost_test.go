@@ -42,7 +42,7 @@ func TestScriptedRunCostIsTokensTimesTheTable(t *testing.T) {
 	assert.Equal(t, *res.Cost.USD, (12000*1.0+3000*2.0)/1e6)
 	assert.Equal(t, res.Cost.Prices, "2026-11-01")
 
-	opts.Model = func(*task.Task) (model.Model, error) {
+	opts.Model = func(*task.Task, int) (model.Model, error) {
 		return &scriptModel{responses: []*model.Response{step}, name: "acme:large"}, nil
 	}
 	res = run(t, tk, opts)

@@ -93,7 +93,7 @@ func (r *runState) openOutput() error {
 // builds the toolset, sandbox and policy, and records the start event.
 func (r *runState) settle(repeat int, p *prepared) error {
 	t, opts := r.t, r.opts
-	m, err := opts.Model(t)
+	m, err := opts.Model(t, repeat)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type Options struct {
 	// OutDir receives OUT/<scenario>/transcript.jsonl and result.json.
 	OutDir string
 	// Model opens the model for a task (the oracle needs the task's reference).
-	Model func(t *task.Task) (model.Model, error)
+	Model func(t *task.Task, repeat int) (model.Model, error)
 	// Catalog is the full tool registry; each task gets the subset it lists.
 	Catalog *tools.Registry
 	// Judge opens a judge assertion's model by PROVIDER:MODEL; nil makes judges errors.

@@ -107,7 +107,7 @@ func runOptions(t *testing.T, m model.Model) scenario.Options {
 	return scenario.Options{
 		OutDir:          t.TempDir(),
 		Catalog:         testCatalog,
-		Model:           func(*task.Task) (model.Model, error) { return m, nil },
+		Model:           func(*task.Task, int) (model.Model, error) { return m, nil },
 		Sandbox:         func(string) (tools.CommandWrapper, error) { return nil, nil },
 		WorkspaceParent: t.TempDir(),
 	}
@@ -299,7 +299,7 @@ func TestRunModelErrors(t *testing.T) {
 	assert.Equal(t, len(eventsOf(events(t, res), transcript.TypeModelErr)), 1)
 
 	opts := runOptions(t, nil)
-	opts.Model = func(*task.Task) (model.Model, error) { return nil, errors.New("ollama: model qwen not found") }
+	opts.Model = func(*task.Task, int) (model.Model, error) { return nil, errors.New("ollama: model qwen not found") }
 	res = run(t, tk, opts)
 	assert.Equal(t, res.Status, result.Errored)
 	assert.Assert(t, is.Contains(res.Reason, "model qwen not found"))
@@ -388,7 +388,7 @@ assert:
 	opts.Repeats = 2
 	for repeat, dir := range []string{"files #1", "files #2"} {
 		m := script(toolCall("list_dir", `{}`), complete)
-		opts.Model = func(*task.Task) (model.Model, error) { return m, nil }
+		opts.Model = func(*task.Task, int) (model.Model, error) { return m, nil }
 		res := scenario.Run(context.Background(), tk, repeat, opts)
 		assert.Equal(t, res.Status, result.Passed, res.Reason)
 

@@ -129,7 +129,7 @@ func TestRunAbandonsStuckToolCall(t *testing.T) {
 			}
 			opts := Options{
 				OutDir: t.TempDir(), Catalog: reg, WorkspaceParent: t.TempDir(),
-				Model:   func(*task.Task) (model.Model, error) { return oneCall{}, nil },
+				Model:   func(*task.Task, int) (model.Model, error) { return oneCall{}, nil },
 				Sandbox: func(string) (tools.CommandWrapper, error) { return nil, nil },
 			}
 			ctx, cancel := context.WithCancel(context.Background())

@@ -156,10 +156,10 @@ func (m *Models) Preflight(ctx context.Context, tasks []*task.Task) error {
 	return nil
 }
 
-// ForTask opens the model of t, or returns the error its pre-flight check found. While
+// ForTask opens the model of t's run number repeat (0-based), or returns the error its pre-flight check found. While
 // the check still runs, the model it returns waits for it: in Ready, which the scenario
 // calls before the agent starts, and in Step.
-func (m *Models) ForTask(t *task.Task) (model.Model, error) {
+func (m *Models) ForTask(t *task.Task, repeat int) (model.Model, error) {
 	name := m.Name(t)
 	m.mu.Lock()
 	c := m.checks[name]
@@ -177,7 +177,7 @@ func (m *Models) ForTask(t *task.Task) (model.Model, error) {
 	}
 	o := m.open
 	o.Reference = ReferenceCalls(t)
-	o.Scenario = t.Name
+	o.Scenario, o.Repeat = t.Name, repeat
 	if o.ToolCallParser == "" { // --tool-call-parser wins over the task's
 		o.ToolCallParser = t.ToolCallParser
 	}

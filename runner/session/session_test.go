@@ -86,7 +86,7 @@ func TestPreflightRunsInBackground(t *testing.T) {
 	tk := &task.Task{Name: "t"}
 	assert.NilError(t, models.Preflight(t.Context(), []*task.Task{tk}))
 
-	m, err := models.ForTask(tk)
+	m, err := models.ForTask(tk, 0)
 	assert.NilError(t, err, "the check has not answered yet")
 	rd, ok := m.(interface{ Ready(context.Context) error })
 	assert.Assert(t, ok, "a model whose check is pending has Ready")
@@ -100,6 +100,6 @@ func TestPreflightRunsInBackground(t *testing.T) {
 	_, err = m.Step(t.Context(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
 	assert.ErrorContains(t, err, "rejected the key")
 	assert.Equal(t, chats.Load(), int32(0))
-	_, err = models.ForTask(tk)
+	_, err = models.ForTask(tk, 0)
 	assert.ErrorContains(t, err, "rejected the key")
 }

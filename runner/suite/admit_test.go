@@ -42,7 +42,7 @@ func TestAdmitLeavesTheRestNotRun(t *testing.T) {
 func TestRepeatNamesAndModelName(t *testing.T) {
 	opts := options(t, &gauge{}, func(*task.Task) time.Duration { return time.Millisecond })
 	opts.Repeat = 3
-	opts.Scenario.Model = func(*task.Task) (model.Model, error) { return nil, errors.New("not pulled") }
+	opts.Scenario.Model = func(*task.Task, int) (model.Model, error) { return nil, errors.New("not pulled") }
 	opts.Scenario.ModelName = func(*task.Task) string { return "ollama:missing" }
 	run := suite.Run(context.Background(), tasks(1), opts)
 	var names []string

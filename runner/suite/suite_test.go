@@ -90,7 +90,7 @@ func options(t *testing.T, g *gauge, delay func(*task.Task) time.Duration) suite
 	return suite.Options{Scenario: scenario.Options{
 		OutDir: t.TempDir(), Catalog: testCatalog, WorkspaceParent: t.TempDir(),
 		Sandbox: func(string) (tools.CommandWrapper, error) { return nil, nil },
-		Model: func(tk *task.Task) (model.Model, error) {
+		Model: func(tk *task.Task, _ int) (model.Model, error) {
 			return &sleepyModel{delay: delay(tk), g: g}, nil
 		},
 	}}
@@ -165,7 +165,7 @@ func TestCancelledContext(t *testing.T) {
 	opts := suite.Options{Parallel: 2, Scenario: scenario.Options{
 		OutDir: t.TempDir(), Catalog: testCatalog, WorkspaceParent: t.TempDir(),
 		Sandbox: func(string) (tools.CommandWrapper, error) { return nil, nil },
-		Model: func(tk *task.Task) (model.Model, error) {
+		Model: func(tk *task.Task, _ int) (model.Model, error) {
 			// Both workers block in their first scenario; the first step cancels the run
 			// once both are in flight.
 			return &sleepyModel{g: g, started: func() {

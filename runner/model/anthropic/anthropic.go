@@ -79,7 +79,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	}
 	out := &model.Response{
 		Model: msg.Model,
-		Usage: model.Usage{PromptTokens: int(msg.Usage.InputTokens), CompletionTokens: int(msg.Usage.OutputTokens)},
+		Usage: msg.Usage.modelUsage(),
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {

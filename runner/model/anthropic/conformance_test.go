@@ -44,7 +44,7 @@ const (
 		`{"type":"text","text":"Reading a.go first."},` +
 		`{"type":"tool_use","id":"toolu_01","name":"read_file","input":{"path":"a.go","start_line":2}},` +
 		`{"type":"tool_use","id":"toolu_02","name":"list_dir","input":{"path":"."}}],` +
-		`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":321,"output_tokens":45}}`
+		`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":21,"cache_creation_input_tokens":50,"cache_read_input_tokens":250,"output_tokens":45}}`
 	secondAnswer = `{"id":"msg_02","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",` +
 		`"content":[{"type":"text","text":"Fixed."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":400,"output_tokens":3}}`
 )
@@ -61,7 +61,7 @@ func sse(nameData ...string) string {
 
 const (
 	messageStart = `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",` +
-		`"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":321,"output_tokens":1}}}`
+		`"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":21,"cache_creation_input_tokens":50,"cache_read_input_tokens":250,"output_tokens":1}}}`
 	messageStop = `{"type":"message_stop"}`
 )
 
@@ -110,7 +110,7 @@ var firstAnswerStream = sse(
 
 // secondAnswerStream is secondAnswer in pieces.
 var secondAnswerStream = sse(
-	"message_start", strings.Replace(messageStart, `"input_tokens":321`, `"input_tokens":400`, 1),
+	"message_start", strings.Replace(messageStart, `"input_tokens":21`, `"input_tokens":100`, 1),
 	"content_block_start", blockStart(0, `{"type":"text","text":""}`),
 	"content_block_delta", textDelta(0, "Fixed."),
 	"content_block_stop", blockStop(0),
@@ -163,7 +163,8 @@ func TestConformanceConversation(t *testing.T) {
 			sdk, ours, sdkReqs, ourReqs := run(t, stream, replies[:1], first)
 			assertSameOutcome(t, sdk, ours)
 			assert.Equal(t, ours.Resp.Content, "Reading a.go first.")
-			assert.DeepEqual(t, ours.Resp.Usage, model.Usage{PromptTokens: 321, CompletionTokens: 45})
+			// The prompt is input_tokens plus the cache's reads and writes; the reads cost less.
+			assert.DeepEqual(t, ours.Resp.Usage, model.Usage{PromptTokens: 321, CompletionTokens: 45, CachedPromptTokens: 250})
 			assert.Equal(t, len(ours.Resp.ToolCalls), 2)
 			assertSameRequests(t, sdkReqs, ourReqs)
 

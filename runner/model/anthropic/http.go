@@ -69,9 +69,22 @@ type contentBlock struct {
 	Input json.RawMessage `json:"input"`
 }
 
+// usage is the API's count. input_tokens leaves out the prompt tokens read from or written
+// to the prompt cache, which the API counts apart: the prompt is all three.
 type usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// modelUsage is runner's count of u: every prompt token, the cached reads apart.
+func (u usage) modelUsage() model.Usage {
+	return model.Usage{
+		PromptTokens:       int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
+		CompletionTokens:   int(u.OutputTokens),
+		CachedPromptTokens: int(u.CacheReadInputTokens),
+	}
 }
 
 // userAgent names the client. It does not claim to be the SDK (Anthropic/Go ...).
@@ -253,8 +266,10 @@ type streamEvent struct {
 		PartialJSON string `json:"partial_json"`
 	} `json:"delta"`
 	Usage struct {
-		InputTokens  *int64 `json:"input_tokens"`
-		OutputTokens int64  `json:"output_tokens"`
+		InputTokens              *int64 `json:"input_tokens"`
+		OutputTokens             int64  `json:"output_tokens"`
+		CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
 }
 
@@ -276,6 +291,12 @@ func (a *accumulator) add(ev *streamEvent) error {
 		a.msg.Usage.OutputTokens = ev.Usage.OutputTokens
 		if ev.Usage.InputTokens != nil {
 			a.msg.Usage.InputTokens = *ev.Usage.InputTokens
+		}
+		if ev.Usage.CacheReadInputTokens != nil {
+			a.msg.Usage.CacheReadInputTokens = *ev.Usage.CacheReadInputTokens
+		}
+		if ev.Usage.CacheCreationInputTokens != nil {
+			a.msg.Usage.CacheCreationInputTokens = *ev.Usage.CacheCreationInputTokens
 		}
 	case "content_block_start":
 		if ev.Index != int64(len(a.msg.Content)) {

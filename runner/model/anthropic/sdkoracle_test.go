@@ -75,7 +75,11 @@ func (m *sdkModel) Step(ctx context.Context, req *model.Request) (*model.Respons
 	}
 	out := &model.Response{
 		Model: string(msg.Model),
-		Usage: model.Usage{PromptTokens: int(msg.Usage.InputTokens), CompletionTokens: int(msg.Usage.OutputTokens)},
+		Usage: model.Usage{
+			PromptTokens:       int(msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens + msg.Usage.CacheCreationInputTokens),
+			CompletionTokens:   int(msg.Usage.OutputTokens),
+			CachedPromptTokens: int(msg.Usage.CacheReadInputTokens),
+		},
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {

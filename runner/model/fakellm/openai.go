@@ -99,6 +99,9 @@ func openaiBody(reply Reply, rec Request, includeUsage bool) body {
 		finish = goopenai.FinishReasonToolCalls
 	}
 	usage := goopenai.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+	if u.CachedPromptTokens > 0 {
+		usage.PromptTokensDetails = &goopenai.PromptTokensDetails{CachedTokens: u.CachedPromptTokens}
+	}
 	id := "chatcmpl-fake-" + strconv.Itoa(st)
 	if !rec.Stream {
 		msg := goopenai.ChatCompletionMessage{Role: "assistant", Content: reply.Text}

@@ -43,9 +43,12 @@ type Call struct {
 
 // Usage is the token usage to report; zero fields get defaults.
 type Usage struct {
-	PromptTokens     int      `json:"prompt_tokens,omitempty"`
-	CompletionTokens int      `json:"completion_tokens,omitempty"`
-	EvalDuration     Duration `json:"eval_duration,omitempty"`
+	PromptTokens     int `json:"prompt_tokens,omitempty"`
+	CompletionTokens int `json:"completion_tokens,omitempty"`
+	// CachedPromptTokens is the part of the prompt served from a cache (OpenAI's
+	// prompt_tokens_details.cached_tokens).
+	CachedPromptTokens int      `json:"cached_prompt_tokens,omitempty"`
+	EvalDuration       Duration `json:"eval_duration,omitempty"`
 }
 
 // Reply is one scripted answer: tool calls and/or text, or a fault.

@@ -49,7 +49,7 @@ const (
 		`{"text":"Reading a.go first."},{"text":"The bug is likely in a.go.","thought":true},` +
 		`{"functionCall":{"name":"read_file","args":{"path":"a.go","start_line":2}},"thoughtSignature":"c2lnbmF0dXJlLTE="},` +
 		`{"functionCall":{"name":"list_dir","args":{"path":"."}}}]},"finishReason":"STOP","index":0}],` +
-		`"usageMetadata":{"promptTokenCount":321,"candidatesTokenCount":45,"totalTokenCount":366},"modelVersion":"gemini-2.5-flash-001","responseId":"r1"}`
+		`"usageMetadata":{"promptTokenCount":321,"cachedContentTokenCount":250,"candidatesTokenCount":45,"totalTokenCount":366},"modelVersion":"gemini-2.5-flash-001","responseId":"r1"}`
 	secondAnswer = `{"candidates":[{"content":{"role":"model","parts":[{"text":"Fixed."}]},"finishReason":"STOP"}],` +
 		`"usageMetadata":{"promptTokenCount":400,"candidatesTokenCount":3},"modelVersion":"gemini-2.5-flash-001"}`
 )
@@ -69,7 +69,7 @@ var firstAnswerStream = sse(
 	`{"candidates":[{"content":{"role":"model","parts":[{"text":"Reading "}]}}],"modelVersion":"gemini-2.5-flash-001"}`,
 	`{"candidates":[{"content":{"role":"model","parts":[{"text":"a.go first."},{"text":"The bug is likely in a.go.","thought":true}]}}],"usageMetadata":{"promptTokenCount":321}}`,
 	`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"read_file","args":{"path":"a.go","start_line":2}},"thoughtSignature":"c2lnbmF0dXJlLTE="},{"functionCall":{"name":"list_dir","args":{"path":"."}}}]}}]}`,
-	`{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":321,"candidatesTokenCount":45},"modelVersion":"gemini-2.5-flash-001"}`,
+	`{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":321,"cachedContentTokenCount":250,"candidatesTokenCount":45},"modelVersion":"gemini-2.5-flash-001"}`,
 )
 
 // The same two-step conversation through both: the first request (system prompt, user
@@ -116,7 +116,7 @@ func TestConformanceConversation(t *testing.T) {
 			sdk, ours, sdkReqs, ourReqs := run(t, stream, replies[:1], first)
 			assertSameOutcome(t, sdk, ours)
 			assert.Equal(t, ours.Resp.Content, "Reading a.go first.")
-			assert.DeepEqual(t, ours.Resp.Usage, model.Usage{PromptTokens: 321, CompletionTokens: 45})
+			assert.DeepEqual(t, ours.Resp.Usage, model.Usage{PromptTokens: 321, CompletionTokens: 45, CachedPromptTokens: 250})
 			assertSameRequests(t, sdkReqs, ourReqs)
 
 			// The second step on the same model, which saw the signature in the first.

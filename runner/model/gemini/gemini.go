@@ -182,7 +182,8 @@ func (a *accumulator) add(r *generateResponse) error {
 		a.out.Model = r.ModelVersion
 	}
 	if u := r.UsageMetadata; u != nil {
-		a.out.Usage = model.Usage{PromptTokens: int(u.PromptTokenCount), CompletionTokens: int(u.CandidatesTokenCount)}
+		a.out.Usage = model.Usage{PromptTokens: int(u.PromptTokenCount), CompletionTokens: int(u.CandidatesTokenCount),
+			CachedPromptTokens: int(u.CachedContentTokenCount)}
 	}
 	if len(r.Candidates) == 0 {
 		if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {

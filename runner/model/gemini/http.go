@@ -45,6 +45,8 @@ type promptFeedback struct {
 type usageMetadata struct {
 	PromptTokenCount     int32 `json:"promptTokenCount"`
 	CandidatesTokenCount int32 `json:"candidatesTokenCount"`
+	// CachedContentTokenCount is the part of the prompt read from a cache.
+	CachedContentTokenCount int32 `json:"cachedContentTokenCount"`
 }
 
 // plus sums two usages, as the SDK sums the usage of the requests of a continued answer.
@@ -56,7 +58,8 @@ func (u *usageMetadata) plus(o *usageMetadata) *usageMetadata {
 		return u
 	}
 	return &usageMetadata{PromptTokenCount: u.PromptTokenCount + o.PromptTokenCount,
-		CandidatesTokenCount: u.CandidatesTokenCount + o.CandidatesTokenCount}
+		CandidatesTokenCount:    u.CandidatesTokenCount + o.CandidatesTokenCount,
+		CachedContentTokenCount: u.CachedContentTokenCount + o.CachedContentTokenCount}
 }
 
 // apiError is the API's error object, {"error":{"code","message","status"}}, from an

@@ -79,7 +79,8 @@ func (m *sdkModel) Step(ctx context.Context, req *model.Request) (*model.Respons
 			out.Model = resp.ModelVersion
 		}
 		if u := resp.UsageMetadata; u != nil {
-			out.Usage = model.Usage{PromptTokens: int(u.PromptTokenCount), CompletionTokens: int(u.CandidatesTokenCount)}
+			out.Usage = model.Usage{PromptTokens: int(u.PromptTokenCount), CompletionTokens: int(u.CandidatesTokenCount),
+				CachedPromptTokens: int(u.CachedContentTokenCount)}
 		}
 		if len(resp.Candidates) == 0 {
 			if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {

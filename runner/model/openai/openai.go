@@ -87,7 +87,7 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 		Content:    msg.Content,
 		Model:      cresp.Model,
 		StopReason: string(cresp.Choices[0].FinishReason),
-		Usage:      model.Usage{PromptTokens: cresp.Usage.PromptTokens, CompletionTokens: cresp.Usage.CompletionTokens},
+		Usage:      usage(cresp.Usage),
 	}
 	for i, tc := range msg.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCall(tc.ID, tc.Function.Name, tc.Function.Arguments, req, i))
@@ -206,4 +206,14 @@ func (m *Model) providerError(err error, capture *wire.Capture) error {
 		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
 	}
 	return pe
+}
+
+// usage is runner's count of the server's: prompt_tokens includes the cached ones, which
+// prompt_tokens_details says apart where the server does (OpenAI; most local servers not).
+func usage(u goopenai.Usage) model.Usage {
+	out := model.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedPromptTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
 }

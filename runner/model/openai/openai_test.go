@@ -91,7 +91,7 @@ func TestStepReturnsToolCallsAndUsage(t *testing.T) {
 				fakellm.NewCall("read_file", map[string]any{"path": "main.go"}),
 				{ID: "mine", Name: "read_file", Args: json.RawMessage(`{"path":"go.mod"}`)},
 			},
-			Usage: &fakellm.Usage{PromptTokens: 120, CompletionTokens: 30},
+			Usage: &fakellm.Usage{PromptTokens: 120, CompletionTokens: 30, CachedPromptTokens: 100},
 		}}})
 		m := open(t, srv, stream)
 		assert.Equal(t, m.Name(), "openai:gpt-4o-mini")
@@ -103,7 +103,7 @@ func TestStepReturnsToolCallsAndUsage(t *testing.T) {
 		assert.DeepEqual(t, resp.ToolCalls[0], model.ToolCall{ID: "call_1_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"main.go"}`)})
 		assert.Equal(t, resp.ToolCalls[1].ID, "mine")
 		assert.Equal(t, string(resp.ToolCalls[1].Arguments), `{"path":"go.mod"}`)
-		assert.Equal(t, resp.Usage, model.Usage{PromptTokens: 120, CompletionTokens: 30})
+		assert.Equal(t, resp.Usage, model.Usage{PromptTokens: 120, CompletionTokens: 30, CachedPromptTokens: 100})
 		assert.Equal(t, resp.Model, "gpt-4o-mini")
 
 		got := srv.Requests()[0]

@@ -46,7 +46,7 @@ func (m *Model) stream(ctx context.Context, creq goopenai.ChatCompletionRequest,
 			out.Model = chunk.Model
 		}
 		if chunk.Usage != nil {
-			out.Usage = model.Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
+			out.Usage = usage(*chunk.Usage)
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {

@@ -29,7 +29,7 @@ const (
 		`{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Reading a.go first.","annotations":[]},{"type":"refusal","refusal":"no"}]},` +
 		`{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.go\",\"start_line\":2}"},` +
 		`{"id":"fc_2","type":"function_call","status":"completed","call_id":"call_2","name":"list_dir","arguments":"{\"path\":\".\"}"}],` +
-		`"usage":{"input_tokens":321,"input_tokens_details":{"cached_tokens":0},"output_tokens":45,"output_tokens_details":{"reasoning_tokens":10},"total_tokens":366},"error":null}`
+		`"usage":{"input_tokens":321,"input_tokens_details":{"cached_tokens":250},"output_tokens":45,"output_tokens_details":{"reasoning_tokens":10},"total_tokens":366},"error":null}`
 	secondAnswer = `{"id":"resp_2","object":"response","status":"completed","model":"gpt-5-mini-2025-08-07","output":[` +
 		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Fixed."}]}],"usage":{"input_tokens":400,"output_tokens":3}}`
 )
@@ -105,7 +105,7 @@ func TestConformanceConversation(t *testing.T) {
 			sdk, ours, sdkReqs, ourReqs := run(t, stream, replies[:1], first)
 			assertSameOutcome(t, sdk, ours)
 			assert.Equal(t, ours.Resp.Content, "Reading a.go first.")
-			assert.DeepEqual(t, ours.Resp.Usage, model.Usage{PromptTokens: 321, CompletionTokens: 45})
+			assert.DeepEqual(t, ours.Resp.Usage, model.Usage{PromptTokens: 321, CompletionTokens: 45, CachedPromptTokens: 250})
 			assert.Equal(t, len(ours.Resp.ToolCalls), 2)
 			assertSameRequests(t, sdkReqs, ourReqs)
 

@@ -85,6 +85,9 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 	out := &model.Response{Model: resp.Model}
 	if u := resp.Usage; u != nil {
 		out.Usage = model.Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens}
+		if u.InputTokensDetails != nil { // input_tokens counts them too
+			out.Usage.CachedPromptTokens = u.InputTokensDetails.CachedTokens
+		}
 	}
 	for _, raw := range resp.Output {
 		item, err := outputItem(raw)

@@ -73,7 +73,8 @@ func (m *sdkModel) Step(ctx context.Context, req *model.Request) (*model.Respons
 	}
 	out := &model.Response{
 		Model: string(resp.Model),
-		Usage: model.Usage{PromptTokens: int(resp.Usage.InputTokens), CompletionTokens: int(resp.Usage.OutputTokens)},
+		Usage: model.Usage{PromptTokens: int(resp.Usage.InputTokens), CompletionTokens: int(resp.Usage.OutputTokens),
+			CachedPromptTokens: int(resp.Usage.InputTokensDetails.CachedTokens)},
 	}
 	for _, item := range resp.Output {
 		switch item.Type {

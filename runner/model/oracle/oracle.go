@@ -21,11 +21,16 @@ var ErrNoReference = errors.New("the task has no reference: (an imported task wh
 // Model plays reference calls. It keeps no state: the step is read from the request, so
 // one Model serves any number of conversations and a retried step gets the same call.
 type Model struct {
+	name  string
 	calls []model.ToolCall
 }
 
 // New returns an oracle for the reference calls (copied).
-func New(calls []model.ToolCall) model.Model {
+func New(calls []model.ToolCall) model.Model { return NewNamed("oracle", calls) }
+
+// NewNamed is New for an oracle known by another name, e.g. "oracle:fail=0.3,seed=1", so
+// a benchmark tells it apart from the plain oracle.
+func NewNamed(name string, calls []model.ToolCall) model.Model {
 	own := make([]model.ToolCall, len(calls))
 	for i, c := range calls {
 		own[i] = model.ToolCall{Name: c.Name, Arguments: append(json.RawMessage(nil), c.Arguments...)}
@@ -33,11 +38,11 @@ func New(calls []model.ToolCall) model.Model {
 			own[i].Arguments = json.RawMessage("{}")
 		}
 	}
-	return &Model{calls: own}
+	return &Model{name: name, calls: own}
 }
 
-// Name returns "oracle".
-func (m *Model) Name() string { return "oracle" }
+// Name returns "oracle", or the name NewNamed gave.
+func (m *Model) Name() string { return m.name }
 
 // Step answers step i (the number of assistant messages already in the conversation) with
 // reference call i, id "oracle_<i+1>", and with text and no call after the last one.

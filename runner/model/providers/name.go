@@ -5,18 +5,50 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/model/oracle"
 	"github.com/agentrunner/runner/runner/task"
 )
+
+// SplitList splits a comma-separated list of PROVIDER:MODEL names (--models a,b). A piece
+// holding "=" but no ":" continues the name before it, so the options of
+// oracle:fail=0.3,seed=1 stay one name. Blanks and repeats are dropped.
+func SplitList(values ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range values {
+		var names []string
+		for _, piece := range strings.Split(v, ",") {
+			piece = strings.TrimSpace(piece)
+			if len(names) > 0 && strings.Contains(piece, "=") && !strings.Contains(piece, ":") {
+				names[len(names)-1] += "," + piece
+				continue
+			}
+			names = append(names, piece)
+		}
+		for _, n := range names {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
 
 // CheckName reports a PROVIDER:MODEL name whose provider is missing or unknown, without
 // opening the model (no client is built, no file read): what a command checks of every
 // name before it runs anything. Open reports the rest (a replay's cassette, the oracle's
-// empty model name).
+// reference).
 func CheckName(spec string) error {
-	provider, _ := Split(spec)
+	provider, name := Split(spec)
 	switch {
 	case provider == "":
 		return fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Known, ", "))
+	case provider == "oracle" && name != "":
+		if _, err := oracle.ParseFlaky(name); err != nil {
+			return fmt.Errorf("model %q: %w", spec, err)
+		}
+		return nil
 	case slices.Contains(Known, provider):
 		return nil
 	case !strings.Contains(spec, ":"):

@@ -47,6 +47,8 @@ type OpenOptions struct {
 	Replay string
 	// Scenario names the scenario the model is opened for, in cassettes and replay misses.
 	Scenario string
+	// Repeat is the 0-based repeat of the scenario's task (a seeded oracle decides by it).
+	Repeat int
 	// ToolCallParser reads tool calls written as text: a textcall mode, "" for the
 	// provider's default (Provider.Parser).
 	ToolCallParser string

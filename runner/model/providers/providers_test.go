@@ -45,7 +45,9 @@ func TestOpenErrors(t *testing.T) {
 		"qwen3":          `model "qwen3" has no provider: use PROVIDER:MODEL, e.g. ollama:qwen3 (providers: anthropic, gemini, ollama, openai, openai-responses, oracle, replay)`,
 		"ollama:":        `model "ollama:": ollama: missing model name (e.g. ollama:qwen3:4b)`,
 		"openai:":        `model "openai:": openai: missing model name (e.g. openai:gpt-4o-mini)`,
-		"oracle:gpt-4o":  `model "oracle:gpt-4o": the oracle takes no model name; use "oracle"`,
+		"oracle:gpt-4o":  `model "oracle:gpt-4o": oracle option "gpt-4o": want KEY=VALUE (oracle:fail=0.3,seed=1)`,
+		"oracle:fail=2":  `model "oracle:fail=2": oracle option fail=2: want a share between 0 and 1`,
+		"oracle:seed=1":  `model "oracle:seed=1": oracle options "seed=1": fail= is required (oracle:fail=0.3,seed=1)`,
 		"replay:":        `model "replay:": name the cassette directory: replay:DIR`,
 	}
 	for spec, want := range tests {
@@ -162,4 +164,9 @@ func TestCheckNameAgreesWithOpen(t *testing.T) {
 			t.Errorf("%q: CheckName accepts a name without a known provider", spec)
 		}
 	}
+}
+
+func TestSplitListKeepsOptionsWithTheirName(t *testing.T) {
+	assert.DeepEqual(t, providers.SplitList("oracle,oracle:fail=0.3,seed=1", " ollama:a ,ollama:a", "", "openai:b"),
+		[]string{"oracle", "oracle:fail=0.3,seed=1", "ollama:a", "openai:b"})
 }

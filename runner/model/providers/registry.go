@@ -108,13 +108,20 @@ var Registry = []Provider{
 		},
 	},
 	{
-		Name: "oracle", Help: "plays the task's reference: calls; no server, no model name",
+		Name: "oracle", Help: "plays the task's reference: calls; no server. oracle:fail=0.3,seed=1 gives up a seeded share of runs",
 		Parser: textcall.Native,
 		open: func(name string, o OpenOptions, _ func(string) string) (model.Model, error) {
-			if name != "" {
-				return nil, fmt.Errorf("the oracle takes no model name; use \"oracle\"")
+			if name == "" {
+				return oracle.New(o.Reference), nil
 			}
-			return oracle.New(o.Reference), nil
+			flaky, err := oracle.ParseFlaky(name)
+			if err != nil {
+				return nil, err
+			}
+			if flaky.GivesUp(o.Scenario, o.Repeat) {
+				return oracle.GiveUp("oracle:" + name), nil
+			}
+			return oracle.NewNamed("oracle:"+name, o.Reference), nil
 		},
 	},
 	{
