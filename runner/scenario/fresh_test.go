@@ -137,9 +137,19 @@ assert:
 
 	t.Run("an honest agent passes", func(t *testing.T) {
 		t.Parallel()
+		// Verify files into the workspace and a reward file in it: both in the copy the
+		// checks run on, neither in the agent's workspace.
+		tk := strings.Replace(taskFor(true), "environment:\n", "environment:\n  verify_dir: /app\n", 1)
+		tk = strings.Replace(tk, "sh /tests/hidden.sh}", "sh hidden.sh && echo 1 > reward.txt}", 1) + "score: {file: reward.txt}\n"
 		opts, _ := envOptions(t, script(toolCall("write_file", `{"path":"answer.txt","content":"42\n"}`), complete))
-		res := run(t, parseTask(t, taskFor(true)), opts)
+		opts.KeepWorkspaces = true
+		res := run(t, parseTask(t, tk), opts)
 		assert.Equal(t, res.Status, result.Passed, res.Reason)
+		assert.Assert(t, res.Score != nil && *res.Score == 1.0, "%v %s", res.Score, res.ScoreNote)
+		for _, name := range []string{"hidden.sh", "reward.txt"} {
+			_, err := os.Stat(filepath.Join(res.Workspace, name))
+			assert.Assert(t, os.IsNotExist(err), "%s is in the agent's workspace", name)
+		}
 		noLeftovers(t, e, opts.RunID)
 	})
 }
