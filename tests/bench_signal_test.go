@@ -50,6 +50,6 @@ func TestBenchInterruptedWritesReports(t *testing.T) {
 	assert.Equal(t, a.Summary.Errored, 4, "the interrupted cell and the three never started: %+v", a.Summary)
 	assert.Equal(t, b.Status, bench.ModelNotRun)
 	assert.Equal(t, b.Summary.NotRun, 4)
-	_, serr := os.Stat(filepath.Join(out, "ollama-a", "alpha #1", "transcript.jsonl"))
+	_, serr := os.Stat(filepath.Join(out, "ollama-a", "alpha.r1", "transcript.jsonl"))
 	assert.NilError(t, serr, "the interrupted cell's transcript is on disk")
 }

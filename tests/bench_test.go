@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -122,16 +123,19 @@ func TestBenchEndToEnd(t *testing.T) {
 	assert.Assert(t, is.Contains(missing.Reason, "ollama pull missing"))
 	assert.Equal(t, missing.Summary.NotRun, 16, "its cells are not run, never dropped")
 
-	// Every cell has its own directory under the model's, named "name #k".
-	for _, dir := range []string{"ollama-good/alpha #1", "ollama-good/beta #8", "ollama-flaky/alpha #2"} {
+	// Every cell has its own directory under the model's, named "name.rK", and holds
+	// "repeat": K: one numbering, from 1, as the reports' "name #K".
+	for dir, k := range map[string]int{"ollama-good/alpha.r1": 1, "ollama-good/beta.r8": 8, "ollama-flaky/alpha.r2": 2} {
 		r := readResult(t, filepath.Join(out, dir, "result.json"))
 		assert.Assert(t, strings.HasPrefix(r.Model, "ollama:"))
+		assert.Equal(t, r.Repeat, k, dir)
+		assert.Equal(t, r.DisplayName(), strings.Split(filepath.Base(dir), ".")[0]+" #"+strconv.Itoa(k))
 	}
 
 	// The files a run wrote validate against the schemas `runner schema` serves.
 	validate(t, "bench", filepath.Join(out, bench.JSONFile))
-	validate(t, "result", filepath.Join(out, "ollama-flaky", "alpha #2", "result.json"))
-	validate(t, "transcript", filepath.Join(out, "ollama-flaky", "alpha #2", "transcript.jsonl"))
+	validate(t, "result", filepath.Join(out, "ollama-flaky", "alpha.r2", "result.json"))
+	validate(t, "transcript", filepath.Join(out, "ollama-flaky", "alpha.r2", "transcript.jsonl"))
 
 	md, err := os.ReadFile(filepath.Join(out, bench.MarkdownFile))
 	assert.NilError(t, err)
@@ -246,7 +250,7 @@ func TestBenchSeededOracle(t *testing.T) {
 			want := make([]string, 8)
 			for k := range want {
 				want[k] = "passed"
-				if flaky.GivesUp(s.Name, k) {
+				if flaky.GivesUp(s.Name, k+1) { // runs are numbered from 1
 					want[k] = "failed"
 				}
 			}

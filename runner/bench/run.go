@@ -30,7 +30,7 @@ type Options struct {
 	Tasks  []*task.Task
 	// Repeat and Parallel are as in suite.Options.
 	Repeat, Parallel int
-	// OutDir receives OUT/<model-slug>/<scenario #k>/ for every cell.
+	// OutDir receives OUT/<model-slug>/<scenario>.rK/ for every cell (result.Scenario.DirName).
 	OutDir string
 	// Scenario returns the options of one model's cells (session.Session.Scenario: the
 	// model's pre-flight check starts in it); OutDir is set per model.
@@ -174,7 +174,7 @@ func runModel(ctx context.Context, name, outDir string, opts Options, b *budget)
 // denominator.
 func unrun(tasks []*task.Task, repeat int, name, reason string) []result.Scenario {
 	out := make([]result.Scenario, 0, len(tasks)*repeat)
-	for rep := 0; rep < repeat; rep++ {
+	for rep := 1; rep <= repeat; rep++ {
 		for _, t := range tasks {
 			s := result.Scenario{
 				Name: t.Name, File: t.Path, Tags: t.Tags, Model: name, Repeat: rep, Repeats: repeat,

@@ -37,6 +37,8 @@ type IO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Width is the columns help is wrapped to, asked only when help prints (nil: 80).
+	Width func() int
 }
 
 // Main runs the command line with the process's streams and signals and returns the exit
@@ -56,7 +58,8 @@ func Main(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
-	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	width := func() int { return terminalWidth(os.Stdout, os.Getenv) }
+	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Width: width})
 }
 
 // Run runs the command line with the given streams and returns the exit code. Both
@@ -70,12 +73,23 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	defer stderr.Flush()
 	stdio.Stdout, stdio.Stderr = stdout, stderr
 	app := newApp(stdio)
+	if n := len(args); n >= 2 && args[n-1] == completeFlag {
+		// The completion scripts' question (see complete): answered here, not by urfave,
+		// whose answer for a command without subcommands is "help h".
+		words, cur := args[1:n-1], ""
+		if len(words) > 0 {
+			words, cur = words[:len(words)-1], words[len(words)-1]
+		}
+		complete(app, words, cur, stdio.Stdout)
+		return ExitOK
+	}
+	if len(args) > 1 && (args[1] == "help" || args[1] == "h") {
+		// `runner help run` is `runner run --help` (the help command itself is hidden:
+		// urfave's answers "No help topic for 'help'").
+		args = append(append([]string{args[0]}, args[2:]...), "--help")
+	}
 	if err := unknownCommand(app, args); err != nil {
 		return exitCode(err, stdio.Stderr)
-	}
-	if len(args) > 0 && args[len(args)-1] == "--generate-bash-completion" {
-		// Shell completion: urfave reads the flag only in last place, so leave the order.
-		return exitCode(app.RunContext(ctx, args), stdio.Stderr)
 	}
 	ordered, err := intersperse(app, args)
 	if err != nil {
@@ -88,8 +102,11 @@ func newApp(stdio IO) *cli.App {
 	app := &cli.App{
 		Name:  "runner",
 		Usage: "run LLM agents through scripted tasks and check, in CI, whether they did the job",
-		Description: "Exit codes: 0 all passed; 1 a scenario failed (or a tool failed / a call is denied);\n" +
-			"2 usage error or invalid task file (nothing ran); 3 none failed but some errored.\n\n" +
+		Description: "Exit codes:\n" +
+			"   0  all passed\n" +
+			"   1  a scenario failed (or a tool failed / a call is denied)\n" +
+			"   2  usage error or invalid task file (nothing ran)\n" +
+			"   3  none failed but some errored\n\n" +
 			examplesHelp + "\n\n" + envHelp,
 		EnableBashCompletion: true,
 		// Commas are not urfave's to split: --var KEY=a,b is one value, and --models splits
@@ -97,7 +114,7 @@ func newApp(stdio IO) *cli.App {
 		DisableSliceFlagSeparator: true,
 		Version:                   version.String(),
 		Reader:                    stdio.Stdin,
-		Writer:                    stdio.Stdout,
+		Writer:                    &helpWriter{Writer: stdio.Stdout, width: stdio.Width},
 		ErrWriter:                 stdio.Stderr,
 		HideHelpCommand:           true,
 		// Errors are mapped to exit codes in exitCode, never by os.Exit inside the library.

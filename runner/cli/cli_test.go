@@ -313,3 +313,24 @@ approval:
 	assert.Equal(t, code, ExitUsage)
 	assert.Assert(t, is.Contains(stderr, "tool"), "--tool is required: %s", stderr)
 }
+
+// run and bench print a broken task file's problems as validate does: every one as a
+// file:line:col: line an editor links (no "runner: " in front), then the count, exit 2.
+func TestRunPrintsLoadProblemsAsValidateDoes(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeTask(t, dir, "bad.yaml", "name: bad\nprompt: hi\nbogus_key: 1\nmax_steps: many\n")
+	vcode, vout, vstderr := invoke(t, "validate", bad)
+	assert.Equal(t, vcode, ExitUsage)
+	assert.Equal(t, vout, "")
+	assert.Assert(t, is.Contains(vstderr, "runner: 2 problems in 1 file\n"))
+	for _, args := range [][]string{
+		runArgs(t.TempDir(), bad),
+		{"bench", "--model", "oracle", "--out", t.TempDir(), bad},
+	} {
+		code, stdout, stderr := invoke(t, args...)
+		assert.Equal(t, code, ExitUsage, "%v: %s", args, stderr)
+		assert.Equal(t, stdout, "", "%v: nothing ran", args)
+		assert.Equal(t, stderr, vstderr, "%v", args)
+		assert.Assert(t, strings.HasPrefix(stderr, bad+":"), "%v: %s", args, stderr)
+	}
+}

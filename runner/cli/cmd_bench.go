@@ -53,17 +53,29 @@ func gateScenarios(cmd, gate string) (bool, error) {
 	return false, usageError("%s: --gate %q: want models or scenarios", cmd, gate)
 }
 
+// benchExamplesHelp are bench's usual invocations, for --help (each fits 80 columns).
+const benchExamplesHelp = `Examples:
+   # two Ollama models, 5 runs of every scenario each: pass rates, pass@k
+   runner bench -m ollama:qwen3:4b -m ollama:qwen3:8b --repeat 5 scenarios/
+   # a minute, no model server: the reference solutions, and an oracle
+   # that fails a seeded 30% of its runs
+   runner bench -m oracle -m oracle:fail=0.3,seed=1 scenarios/
+   # exit 1 on a significant drop from last night's numbers
+   runner bench -m ollama:qwen3:4b --baseline last-good/bench.json scenarios/
+   runner bench compare last-good/bench.json bench-out/bench.json`
+
 func benchCommand(stdio IO) *cli.Command {
 	o := &BenchOptions{IO: stdio}
 	var compare CompareOptions
 	var models cli.StringSlice
 	return &cli.Command{
-		Name:      "bench",
-		Usage:     "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured)",
-		ArgsUsage: "PATH... (task files, directories or globs)",
+		Name:        "bench",
+		Usage:       "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured)",
+		ArgsUsage:   "PATH... (task files, directories or globs)",
+		Description: benchExamplesHelp + "\n\n" + envHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m", "models"}, Destination: &models, Usage: "`PROVIDER:MODEL` to benchmark; repeat the flag or give a comma-separated list"},
-			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "bench-out", Usage: "`DIR` for bench.json, bench.md, bench.html and every cell's transcript (OUT/<model>/<scenario #k>)"},
+			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "bench-out", Usage: "`DIR` for bench.json, bench.md, bench.html and every cell's transcript (OUT/<model>/<scenario>.rK)"},
 			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: runtime.NumCPU(), Usage: "`N` scenarios at once (one model at a time)", DefaultText: "the number of CPUs"},
 			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 5, Usage: "`N` runs of each (model, scenario) cell"},
 			&cli.IntFlag{Name: "budget-tokens", Destination: &o.BudgetTokens, Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},

@@ -26,7 +26,7 @@ func showCommand(stdio IO) *cli.Command {
 		Name:      "show",
 		Usage:     "print what the agent did in a scenario, step by step, in the terminal",
 		ArgsUsage: "[OUT [SCENARIO]] (an output directory, default runner-out; a scenario's name or directory)",
-		Description: "Without SCENARIO: one line per scenario, failures first. Colour on a terminal,\n" +
+		Description: "Without SCENARIO: one line per scenario, failures first. Colour on a terminal, " +
 			"none with NO_COLOR or in CI.\n\n" +
 			"Examples:\n" +
 			"   runner show\n" +

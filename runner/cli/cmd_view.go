@@ -28,8 +28,8 @@ func viewCommand(stdio IO) *cli.Command {
 		Name:      "view",
 		Usage:     "write OUT/index.html and a page per scenario: what the agent did, step by step",
 		ArgsUsage: "[OUT] (an output directory; default runner-out)",
-		Description: "Every run writes these pages; view rewrites them, for older output or a folder of\n" +
-			"downloaded artifacts, and prints the index's path. The pages are static files: they\n" +
+		Description: "Every run writes these pages; view rewrites them, for older output or a folder of " +
+			"downloaded artifacts, and prints the index's path. The pages are static files: they " +
 			"work from file:// and from an artifact zip, with no server and no network.\n\n" +
 			"Examples:\n" +
 			"   runner view runner-out --open\n" +

@@ -23,12 +23,17 @@ var envHelp = "Environment:\n" + providers.EnvHelp("   ") + `
    NO_COLOR, TERM=dumb  no colour; TERM=dumb: no escape codes at all`
 
 // examplesHelp are the usual invocations, for --help.
+// Each fits 80 columns (help is wrapped to the terminal; a wrapped command would not paste).
 const examplesHelp = `Examples:
-   runner run scenarios/                                  every task on its own model (default: oracle)
-   runner run -m ollama:qwen2.5-coder:7b scenarios/ --junit out/junit.xml --json out/report.json
-   runner run scenarios/ --shard 2/4 --out runner-out     one of four machines
-   runner merge shard-*/ --junit junit.xml                the four shards as one run
-   runner run scenarios/ --resume runner-out              finish a run that was killed
+   # every task on its own model (default: oracle)
+   runner run scenarios/
+   runner run -m ollama:qwen2.5-coder:7b scenarios/ \
+       --junit out/junit.xml --json out/report.json
+   # one of four machines; then the four shards as one run
+   runner run scenarios/ --shard 2/4 --out runner-out
+   runner merge shard-*/ --junit junit.xml
+   # finish a run that was killed
+   runner run scenarios/ --resume runner-out
    runner validate --oracle scenarios/`
 
 // unknownCommand returns a usage error when the first argument names no command (urfave
@@ -45,9 +50,6 @@ func unknownCommand(app *cli.App, args []string) error {
 		if !c.Hidden {
 			names = append(names, c.Name)
 		}
-	}
-	if args[1] == "help" || args[1] == "h" {
-		return nil
 	}
 	if best := task.Closest(args[1], names); best != "" {
 		return usageError("unknown command %q; did you mean %q? (commands: %s; see runner --help)", args[1], best, strings.Join(names, ", "))

@@ -50,6 +50,13 @@ func TestHelpShowsPlaceholdersEnvAndExamples(t *testing.T) {
 	} {
 		assert.Check(t, is.Contains(stdout, want))
 	}
+	_, stdout, _ = invoke(t, "bench", "--help")
+	for _, want := range []string{
+		"Examples:", "runner bench -m ollama:qwen3:4b -m ollama:qwen3:8b --repeat 5 scenarios/",
+		"oracle:fail=0.3,seed=1", "runner bench compare", "OLLAMA_HOST",
+	} {
+		assert.Check(t, is.Contains(stdout, want))
+	}
 }
 
 func TestVersion(t *testing.T) {
@@ -70,6 +77,7 @@ func TestCompletion(t *testing.T) {
 		if shell == "fish" {
 			assert.Check(t, is.Contains(stdout, "complete -c runner"))
 			assert.Check(t, is.Contains(stdout, "merge"))
+			assert.Check(t, is.Contains(stdout, "__fish_seen_subcommand_from run bench validate check' -k -a '(__fish_complete_suffix .yaml"))
 			continue
 		}
 		assert.Check(t, is.Contains(stdout, "--generate-bash-completion"))
@@ -83,8 +91,36 @@ func TestCompletion(t *testing.T) {
 	code, _, stderr := invoke(t, "completion", "tcsh")
 	assert.Equal(t, code, ExitUsage)
 	assert.Check(t, is.Contains(stderr, "want bash, zsh or fish"))
-	// The binary's answer to the scripts' question is in tests/testdata/script/ci.txtar
-	// (urfave reads os.Args for it, so it needs the real binary).
+	// tests/completion_test.go drives the bash script with the built binary.
+}
+
+// The binary's answer to the scripts' question (words, then the word being completed):
+// task files for run's arguments, never urfave's "help h".
+func TestCompletionAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{""}, "run\nbench\n"},
+		{[]string{"run", ""}, ":taskfiles\n"},
+		{[]string{"run", "--model", "oracle", "a.yaml", ""}, ":taskfiles\n"},
+		{[]string{"run", "--out", ""}, ":dirs\n"},
+		{[]string{"run", "--filter", ""}, ""},
+		{[]string{"bench", ""}, "compare\n:taskfiles\n"},
+		{[]string{"policy", ""}, "check\n"},
+		{[]string{"policy", "check", ""}, ":taskfiles\n"},
+		{[]string{"show", ""}, ":dirs\n"},
+		{[]string{"run", "--kee"}, "--keep-workspaces\n"},
+	} {
+		code, stdout, stderr := invoke(t, append(tc.words, "--generate-bash-completion")...)
+		assert.Equal(t, code, 0, stderr)
+		if tc.want == "" {
+			assert.Check(t, is.Equal(stdout, ""), "%q", tc.words)
+			continue
+		}
+		assert.Check(t, strings.HasPrefix(stdout, tc.want), "%q: %q", tc.words, stdout)
+		assert.Check(t, !strings.Contains(stdout, "help\n"), "%q: %q", tc.words, stdout)
+	}
 }
 
 func executeWithEnv(t *testing.T, env map[string]string, tty bool, paths ...string) (int, string) {

@@ -47,8 +47,12 @@ func inVerb(verb string, err error) error {
 	return &verbError{verb: verb, err: err}
 }
 
-// exitCode prints err's message and returns its exit code.
+// exitCode prints err's message and returns its exit code. A task file that does not
+// load prints as validate prints it: every problem a file:line:col: line, then the count.
 func exitCode(err error, stderr io.Writer) int {
+	if load := (*session.LoadError)(nil); errors.As(err, &load) {
+		err = problemLines(stderr, load.Err)
+	}
 	code, msg := classify(err)
 	if msg != "" {
 		fmt.Fprintf(stderr, "runner: %s\n", msg)
@@ -72,7 +76,6 @@ func classify(err error) (code int, msg string) {
 	var (
 		exit   *ExitError
 		filter *session.FilterError
-		load   *session.LoadError
 		bad    *session.BadNameError
 		outDir *session.OutDirError
 		cache  *session.CacheError
@@ -88,8 +91,6 @@ func classify(err error) (code int, msg string) {
 		return exit.Code, exit.Err.Error()
 	case errors.As(err, &filter):
 		return ExitUsage, verb + "--filter " + filter.Error()
-	case errors.As(err, &load):
-		return ExitUsage, load.Error() // every problem, each naming its file and line
 	case errors.As(err, &bad):
 		return ExitUsage, verb + bad.Error()
 	case errors.As(err, &shard):

@@ -30,8 +30,8 @@ func importCommand(stdio IO) *cli.Command {
 		Name:      "import",
 		Usage:     "convert benchmark task directories (" + strings.Join(names, ", ") + ") into runner task files",
 		ArgsUsage: "FORMAT DIR (a task directory, or a directory of them)",
-		Description: "Each task becomes OUT/<name>.yaml with an environment: built from its Dockerfile, its tests as verify\n" +
-			"files with per-test results, and its solution as the reference. What cannot be carried over is listed per task.\n" +
+		Description: "Each task becomes OUT/<name>.yaml with an environment: built from its Dockerfile, its tests as verify " +
+			"files with per-test results, and its solution as the reference. What cannot be carried over is listed per task.\n\n" +
 			"Exit codes: 0 every task converted; 1 some were skipped; 2 usage error.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Destination: &out, Value: "imported", Usage: "directory for the task files"},

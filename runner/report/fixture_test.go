@@ -58,7 +58,7 @@ func fixedRun() result.Run {
 				Started: t0.Add(4 * time.Second), Duration: 7 * time.Second,
 			},
 			{
-				Name: "rename-function", File: "scenarios/rename.yaml", Model: "oracle", Repeat: 0, Repeats: 2,
+				Name: "rename-function", File: "scenarios/rename.yaml", Model: "oracle", Repeat: 1, Repeats: 2,
 				Status: result.Passed, Stop: result.StopCompleted, Summary: "Renamed",
 				Steps: 3, ToolCalls: 3, Started: t0.Add(5 * time.Second), Duration: 980 * time.Millisecond,
 				Assertions: []result.Assertion{{Kind: "completed", Line: 20, Column: 5, Passed: true, Message: "task_complete was called"}},

@@ -118,7 +118,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// displayName is a scenario's name as reports show it: "name #k" for every run of a
+// displayName is a scenario's name as reports show it: "name #K" (K from 1) for every run of a
 // repeated scenario (result.Scenario.DisplayName).
 func displayName(s result.Scenario) string { return s.DisplayName() }
 

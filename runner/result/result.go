@@ -95,7 +95,8 @@ type Scenario struct {
 	ScoreNote string `json:"score_note,omitempty"`
 
 	// Repeats is how many times the task was run (0 or 1: not repeated); Repeat is this
-	// run's 0-based index among them.
+	// run's number among them, from 1, as in its display name ("name #2") and directory
+	// ("name.r2"). (Before 2026-11-26 Repeat counted from 0.)
 	Repeats int `json:"repeats,omitempty"`
 	// ToolErrors counts executed tool calls that returned an error result.
 	ToolErrors int `json:"tool_errors"`

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -70,8 +69,8 @@ type Options struct {
 	Prices *price.Table
 }
 
-// Run runs one task. Repeat distinguishes repeated runs of the same task (0 for the
-// first). It never returns an error: every failure is in the result.
+// Run runs one task. Repeat numbers repeated runs of the same task (from 1; see
+// result.Scenario.Repeat). It never returns an error: every failure is in the result.
 func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Scenario {
 	now := opts.Now
 	if now == nil {
@@ -184,12 +183,6 @@ func (r *runState) finish() {
 	}
 }
 
-// dirName is the scenario's output directory: its display name ("name #2" for a repeat).
-func dirName(s result.Scenario) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == 0 {
-			return '_'
-		}
-		return r
-	}, s.DisplayName())
-}
+// dirName is the scenario's output directory (result.Scenario.DirName: "name.r2" for
+// a repeat, no character a shell or an artifact upload treats specially).
+func dirName(s result.Scenario) string { return s.DirName() }

@@ -386,7 +386,8 @@ assert:
 `)
 	opts := runOptions(t, nil)
 	opts.Repeats = 2
-	for repeat, dir := range []string{"files #1", "files #2"} {
+	for i, dir := range []string{"files.r1", "files.r2"} {
+		repeat := i + 1 // runs are numbered from 1, as in their directory names
 		m := script(toolCall("list_dir", `{}`), complete)
 		opts.Model = func(*task.Task, int) (model.Model, error) { return m, nil }
 		res := scenario.Run(context.Background(), tk, repeat, opts)

@@ -156,7 +156,7 @@ func (m *Models) Preflight(ctx context.Context, tasks []*task.Task) error {
 	return nil
 }
 
-// ForTask opens the model of t's run number repeat (0-based), or returns the error its pre-flight check found. While
+// ForTask opens the model of t's run number repeat (from 1), or returns the error its pre-flight check found. While
 // the check still runs, the model it returns waits for it: in Ready, which the scenario
 // calls before the agent starts, and in Step.
 func (m *Models) ForTask(t *task.Task, repeat int) (model.Model, error) {

@@ -3,6 +3,7 @@ package suite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -37,7 +38,8 @@ func TestAdmitLeavesTheRestNotRun(t *testing.T) {
 	assert.Equal(t, run.Scenarios[3].DisplayName(), "task-1 #2")
 }
 
-// Every run of a repeated task is "name #k", k from 1, in reports and output directories;
+// Every run of a repeated task is "name #k" in reports and "name.rk" as an output
+// directory, k its Repeat, from 1;
 // a model that cannot be opened keeps its name in the result.
 func TestRepeatNamesAndModelName(t *testing.T) {
 	opts := options(t, &gauge{}, func(*task.Task) time.Duration { return time.Millisecond })
@@ -50,7 +52,7 @@ func TestRepeatNamesAndModelName(t *testing.T) {
 		names = append(names, s.DisplayName())
 		assert.Equal(t, s.Model, "ollama:missing")
 		assert.Equal(t, s.Status, result.Errored)
-		_, err := os.Stat(filepath.Join(opts.Scenario.OutDir, s.DisplayName(), "result.json"))
+		_, err := os.Stat(filepath.Join(opts.Scenario.OutDir, fmt.Sprintf("task-0.r%d", s.Repeat), "result.json"))
 		assert.NilError(t, err)
 	}
 	assert.DeepEqual(t, names, []string{"task-0 #1", "task-0 #2", "task-0 #3"})

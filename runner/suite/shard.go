@@ -18,7 +18,7 @@ type Shard struct {
 }
 
 // Identity names one scenario run the same way on every machine: the task file's path
-// as given (slash-separated), the scenario's name and its repeat index.
+// as given (slash-separated), the scenario's name and its repeat number (from 1).
 type Identity struct {
 	File   string
 	Name   string
@@ -29,7 +29,9 @@ type Identity struct {
 // the partition is the same across machines, architectures and Go versions.
 func (id Identity) hash() uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(filepath.ToSlash(id.File) + "\x00" + id.Name + "\x00" + strconv.Itoa(id.Repeat)))
+	// The repeat is hashed as the index from 0 it was before runs were numbered from 1,
+	// so a suite's partition stays what it was.
+	_, _ = h.Write([]byte(filepath.ToSlash(id.File) + "\x00" + id.Name + "\x00" + strconv.Itoa(id.Repeat-1)))
 	return h.Sum64()
 }
 
@@ -68,7 +70,7 @@ func Partition(ids []Identity, n int) []int {
 func (s Shard) Selector(tasks []*task.Task, repeat int) func(t *task.Task, repeat, index int) bool {
 	repeat = max(repeat, 1)
 	ids := make([]Identity, 0, len(tasks)*repeat)
-	for rep := 0; rep < repeat; rep++ {
+	for rep := 1; rep <= repeat; rep++ {
 		for _, t := range tasks {
 			ids = append(ids, Identity{File: t.Path, Name: t.Name, Repeat: rep})
 		}

@@ -48,8 +48,8 @@ func TestShardsDisjointAndCovering(t *testing.T) {
 
 func TestPartitionIsStable(t *testing.T) {
 	ids := []suite.Identity{
-		{File: "scenarios/a.yaml", Name: "a"}, {File: "scenarios/b.yaml", Name: "b"},
-		{File: "scenarios/c.yaml", Name: "c"}, {File: "scenarios/a.yaml", Name: "a", Repeat: 1},
+		{File: "scenarios/a.yaml", Name: "a", Repeat: 1}, {File: "scenarios/b.yaml", Name: "b", Repeat: 1},
+		{File: "scenarios/c.yaml", Name: "c", Repeat: 1}, {File: "scenarios/a.yaml", Name: "a", Repeat: 2},
 	}
 	got := suite.Partition(ids, 3)
 	// Reversed input gives each identity the same shard.
@@ -113,7 +113,7 @@ func TestRunSelectAndPrior(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d %s#%d %s", s.Index, s.Name, s.Repeat, s.Status))
 	}
 	assert.DeepEqual(t, got, []string{
-		"1 task-1#0 passed", "3 task-3#0 failed", "5 task-0#1 passed", "7 task-2#1 passed", "9 task-4#1 passed",
+		"1 task-1#1 passed", "3 task-3#1 failed", "5 task-0#2 passed", "7 task-2#2 passed", "9 task-4#2 passed",
 	})
 	assert.Equal(t, int(g.total.Load()), 4, "the prior result ran again")
 }

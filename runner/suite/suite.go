@@ -22,11 +22,12 @@ type Options struct {
 	// Repeat runs each task this many times (at least 1).
 	Repeat int
 	// OnStart and OnDone observe progress; they may be called concurrently. OnStart gets
-	// a scenario with only its name, file and repeat index set.
+	// a scenario with only its name, file and repeat number set.
 	OnStart func(result.Scenario)
 	OnDone  func(result.Scenario)
 	// Select, when set, keeps only the scenarios it returns true for (a shard); the others
-	// are left out of the run entirely. Index is the scenario's place in the whole run.
+	// are left out of the run entirely. Repeat is the run's number from 1 (as in
+	// result.Scenario), index the scenario's place in the whole run.
 	Select func(t *task.Task, repeat, index int) bool
 	// Prior, when set, may return a finished result to report instead of running the
 	// scenario again (--resume, --rerun-failed). It is reported through OnDone as well.
@@ -59,9 +60,9 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 	}
 	var jobs, reused []job
 	var prior []result.Scenario // reused[i]'s result
-	for rep := 0; rep < repeat; rep++ {
+	for rep := 1; rep <= repeat; rep++ {
 		for i, t := range tasks {
-			j := job{t: t, repeat: rep, index: rep*len(tasks) + i, slot: len(jobs) + len(reused)}
+			j := job{t: t, repeat: rep, index: (rep-1)*len(tasks) + i, slot: len(jobs) + len(reused)}
 			if opts.Select != nil && !opts.Select(t, rep, j.index) {
 				continue
 			}
@@ -130,9 +131,9 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 // Count is how many scenarios Run will report for tasks, repeat and sel (nil: all).
 func Count(tasks []*task.Task, repeat int, sel func(t *task.Task, repeat, index int) bool) int {
 	n := 0
-	for rep := 0; rep < max(repeat, 1); rep++ {
+	for rep := 1; rep <= max(repeat, 1); rep++ {
 		for i, t := range tasks {
-			if sel == nil || sel(t, rep, rep*len(tasks)+i) {
+			if sel == nil || sel(t, rep, (rep-1)*len(tasks)+i) {
 				n++
 			}
 		}

@@ -124,10 +124,10 @@ func TestResultsInTaskOrder(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s#%d", s.Name, s.Repeat))
 	}
 	assert.DeepEqual(t, got, []string{
-		"task-0#0", "task-1#0", "task-2#0", "task-3#0",
 		"task-0#1", "task-1#1", "task-2#1", "task-3#1",
+		"task-0#2", "task-1#2", "task-2#2", "task-3#2",
 	})
-	assert.Assert(t, finished[0] != "task-0#0", "the test needs finish order to differ: %v", finished)
+	assert.Assert(t, finished[0] != "task-0#1", "the test needs finish order to differ: %v", finished)
 	assert.Assert(t, run.Duration > 0)
 	p, f, e := run.Counts()
 	assert.Equal(t, [3]int{p, f, e}, [3]int{8, 0, 0})
@@ -233,7 +233,7 @@ func TestCallbacksOncePerScenario(t *testing.T) {
 		dones = append(dones, fmt.Sprintf("%s#%d", s.Name, s.Repeat))
 	}
 	suite.Run(context.Background(), tasks(2), opts)
-	want := []string{"task-0#0", "task-0#1", "task-0#2", "task-1#0", "task-1#1", "task-1#2"}
+	want := []string{"task-0#1", "task-0#2", "task-0#3", "task-1#1", "task-1#2", "task-1#3"}
 	sort.Strings(starts)
 	sort.Strings(dones)
 	assert.DeepEqual(t, starts, want)
@@ -284,10 +284,10 @@ func TestGroupsRunApart(t *testing.T) {
 	run := suite.Run(context.Background(), ts, opts)
 	sort.Strings(started[:4])
 	sort.Strings(started[4:])
-	assert.DeepEqual(t, started, []string{"task-1#0", "task-1#1", "task-3#0", "task-3#1", "task-0#0", "task-0#1", "task-2#0", "task-2#1"})
+	assert.DeepEqual(t, started, []string{"task-1#1", "task-1#2", "task-3#1", "task-3#2", "task-0#1", "task-0#2", "task-2#1", "task-2#2"})
 	var got []string
 	for _, s := range run.Scenarios {
 		got = append(got, fmt.Sprintf("%s#%d", s.Name, s.Repeat))
 	}
-	assert.DeepEqual(t, got, []string{"task-0#0", "task-1#0", "task-2#0", "task-3#0", "task-0#1", "task-1#1", "task-2#1", "task-3#1"})
+	assert.DeepEqual(t, got, []string{"task-0#1", "task-1#1", "task-2#1", "task-3#1", "task-0#2", "task-1#2", "task-2#2", "task-3#2"})
 }

@@ -3,7 +3,9 @@
 package version
 
 import (
+	"regexp"
 	"runtime/debug"
+	"strings"
 	"sync"
 )
 
@@ -16,7 +18,8 @@ var (
 )
 
 // String is the release version, else the module version from the build info (a
-// `go install module@version`), else "devel" plus the VCS revision when the build knows it.
+// `go install module@version`), else "devel-<commit>" ("-dirty" when the checkout had
+// changes) for a build from a checkout, else "devel".
 func String() string {
 	once.Do(func() { cached = compute(Version, debug.ReadBuildInfo) })
 	return cached
@@ -30,7 +33,10 @@ func compute(linked string, read func() (*debug.BuildInfo, bool)) string {
 	if !ok {
 		return "devel"
 	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
+	// Since Go 1.24 a build in a checkout gets a pseudo-version from the VCS
+	// (v0.0.0-20261125230716-f9bf47390b69, "+dirty" when modified): that names no release,
+	// so it prints as the commit, as a build without the stamp does.
+	if v := info.Main.Version; v != "" && v != "(devel)" && !isPseudo(v) {
 		return v
 	}
 	var rev, dirty string
@@ -51,4 +57,13 @@ func compute(linked string, read func() (*debug.BuildInfo, bool)) string {
 		return "devel"
 	}
 	return "devel-" + rev + dirty
+}
+
+// pseudo matches a Go pseudo-version (vX.0.0-yyyymmddhhmmss-abcdef123456, or
+// vX.Y.Z-pre.0.yyyymmddhhmmss-abcdef123456 after a tag), with any "+dirty" build suffix.
+var pseudo = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.-]*\.)?(?:0\.)?[0-9]{14}-[0-9a-f]{12}$`)
+
+func isPseudo(v string) bool {
+	v, _, _ = strings.Cut(v, "+")
+	return pseudo.MatchString(v)
 }

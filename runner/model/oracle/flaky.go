@@ -55,7 +55,7 @@ func ParseFlaky(opts string) (Flaky, error) {
 	return f, nil
 }
 
-// GivesUp says whether the run (scenario name, 0-based repeat) is one the oracle gives up:
+// GivesUp says whether the run (scenario name, repeat number from 1) is one the oracle gives up:
 // a hash of seed, scenario and repeat, read as a number in [0, 1), below Fail. Runs in
 // parallel or in any order get the same answers.
 func (f Flaky) GivesUp(scenario string, repeat int) bool {

@@ -47,7 +47,7 @@ type OpenOptions struct {
 	Replay string
 	// Scenario names the scenario the model is opened for, in cassettes and replay misses.
 	Scenario string
-	// Repeat is the 0-based repeat of the scenario's task (a seeded oracle decides by it).
+	// Repeat is the run's number among the task's repeats, from 1 (a seeded oracle decides by it).
 	Repeat int
 	// ToolCallParser reads tool calls written as text: a textcall mode, "" for the
 	// provider's default (Provider.Parser).
