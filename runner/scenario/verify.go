@@ -169,7 +169,8 @@ func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.R
 	defer func() { _ = workspace.Remove(dir) }()
 	if err := workspace.Clone(ctx, p.dir, dir); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
-			// Only the agent can have made its workspace unreadable to the runner.
+			// The agent made its workspace unreadable to the runner (a rootless engine
+			// with a task user can do so honestly: SECURITY.md). Never a pass.
 			v.broken = "the agent broke the workspace: it cannot be copied for verification: " + err.Error()
 			return v
 		}
