@@ -68,8 +68,10 @@ func TestDatasetAndMatrixCasesEachGetTheirOwnVerdict(t *testing.T) {
 		"count[r1]": result.Passed, "count[r2]": result.Failed, "count[r3]": result.Passed, "count[r4]": result.Passed,
 		"m[a=x,b=1]": result.Passed, "m[a=x,b=2]": result.Passed, "m[a=y,b=1]": result.Passed,
 	} {
-		res := readResult(t, filepath.Join(out, name, "result.json"))
+		// Output directories hold only safe characters; the name is in the file.
+		res := readResult(t, filepath.Join(out, result.Scenario{Name: name}.DirName(), "result.json"))
 		assert.Equal(t, res.Status, want, name)
+		assert.Equal(t, res.Name, name)
 		if strings.HasPrefix(name, "count") {
 			assert.Equal(t, res.Task, "count")
 			assert.Equal(t, res.Case, strings.TrimSuffix(strings.TrimPrefix(name, "count["), "]"))

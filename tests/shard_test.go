@@ -52,7 +52,7 @@ func ciSuite(t *testing.T) string {
 }
 
 var (
-	timingField = regexp.MustCompile(`"(started|\w+_ns|transcript|tokens_per_second)": ("[^"]*"|[0-9.e+-]+)`)
+	timingField = regexp.MustCompile(`"(started|\w+_ms|transcript|tokens_per_second)": ("[^"]*"|[0-9.e+-]+)`)
 	junitTiming = regexp.MustCompile(`(time|timestamp|hostname)="[^"]*"|(transcript|page): \S+|time: [^\n]*`)
 )
 

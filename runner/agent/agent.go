@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		took := now().Sub(start)
 		out.ModelTime += took
 		if err != nil {
-			_ = cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), DurationMS: ms(took)})
+			_ = cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
 			if stop, ok := contextStop(ctx); ok {
 				out.Stop = stop
 				return out
@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		calls := withIDs(resp.ToolCalls, step)
 		if err := cfg.Record.Write(step, transcript.Response{
 			Content: resp.Content, ToolCalls: calls, Usage: resp.Usage,
-			DurationMS: ms(took), TokPerSec: resp.Usage.TokensPerSecond(), StopReason: resp.StopReason,
+			Duration: result.Millis(took), TokPerSec: resp.Usage.TokensPerSecond(), StopReason: resp.StopReason,
 		}); err != nil {
 			return out.fail(err)
 		}
@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			}
 			rec, res, done, err := runCall(ctx, cfg, step, tc, now)
 			out.Calls = append(out.Calls, rec)
-			out.ToolTime += rec.Duration
+			out.ToolTime += rec.Duration.Duration()
 			if err != nil {
 				return out.fail(err)
 			}
@@ -225,13 +225,13 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 		}
 	}
 	took := now().Sub(start)
-	rec.Duration = took
+	rec.Duration = result.Millis(took)
 	if res.ExecutionTimeMS == 0 {
 		res.ExecutionTimeMS = took.Milliseconds()
 	}
 	rec.Success = res.Success
 	if err := cfg.Record.Write(step, transcript.ToolCall{
-		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: res, DurationMS: ms(took),
+		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: res, Duration: result.Millis(took),
 	}); err != nil {
 		return rec, res, false, err
 	}
@@ -245,7 +245,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 func withRetryEvents(ctx context.Context, rec Recorder, step int) context.Context {
 	return retry.WithNotify(ctx, func(ev retry.Event) {
 		// A failed write fails the next event the loop writes, which ends the run.
-		_ = rec.Write(step, transcript.Retry{Attempt: ev.Attempt, Error: ev.Err.Error(), WaitMS: ms(ev.Delay)})
+		_ = rec.Write(step, transcript.Retry{Attempt: ev.Attempt, Error: ev.Err.Error(), Wait: result.Millis(ev.Delay)})
 	})
 }
 
@@ -330,8 +330,6 @@ func compactOrRaw(raw json.RawMessage) string {
 	}
 	return string(raw)
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Call prepares, decides and executes one call outside a loop, as the loop does for a
 // model's call (`runner tool`): one path for both, so a call a person tries is decided

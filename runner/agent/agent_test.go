@@ -292,8 +292,8 @@ func TestRetriesAreRecorded(t *testing.T) {
 	}
 	want := "fake at 127.0.0.1:1: HTTP 503 Service Unavailable: overloaded"
 	assert.DeepEqual(t, retries, []transcript.Retry{
-		{Attempt: 1, Error: want, WaitMS: 50}, // equal jitter with Rand 0: half the base delay
-		{Attempt: 2, Error: want, WaitMS: 100},
+		{Attempt: 1, Error: want, Wait: result.Millis(50 * time.Millisecond)}, // equal jitter with Rand 0: half the base delay
+		{Attempt: 2, Error: want, Wait: result.Millis(100 * time.Millisecond)},
 	})
 	assert.DeepEqual(t, ev.typs[4:8], []string{"request", "retry", "retry", "response"})
 	assert.Check(t, !slices.Contains(ev.typs, "model_error"), "a step that succeeded in the end is no model error")
@@ -435,12 +435,12 @@ func TestOneCallIDEverywhere(t *testing.T) {
 // TestReloadsCounted: a request whose load_duration shows a (re)load counts once.
 func TestReloadsCounted(t *testing.T) {
 	first := calls(call("list_dir", `{}`))
-	first.Usage.LoadDuration = 1500 * time.Millisecond
+	first.Usage.LoadDuration = result.Millis(1500 * time.Millisecond)
 	done := calls(call("task_complete", `{"summary":"ok"}`))
-	done.Usage.LoadDuration = 200 * time.Microsecond // a loaded model: no reload
+	done.Usage.LoadDuration = result.Millis(200 * time.Microsecond) // a loaded model: no reload
 	m := &scripted{responses: []*model.Response{first, done}}
 	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
 	out := Run(context.Background(), cfg)
 	assert.Equal(t, out.Reloads, 1)
-	assert.Equal(t, out.Usage.LoadDuration, 1500*time.Millisecond+200*time.Microsecond)
+	assert.Equal(t, out.Usage.LoadDuration.Duration(), 1500*time.Millisecond+200*time.Microsecond)
 }

@@ -177,7 +177,7 @@ func ParseJUnit(data []byte) ([]result.Test, error) {
 		for _, c := range n.Cases {
 			t := result.Test{Name: c.Name, Classname: c.Classname, Status: result.TestPassed}
 			if secs, err := strconv.ParseFloat(c.Time, 64); err == nil && secs > 0 {
-				t.Duration = time.Duration(secs * float64(time.Second))
+				t.Duration = result.Millis(time.Duration(secs * float64(time.Second)))
 			}
 			switch {
 			case c.Error != nil:

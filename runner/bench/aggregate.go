@@ -98,13 +98,13 @@ func compute(runs []result.Scenario, repeat int) Stats {
 		steps = append(steps, float64(s.Steps))
 		prompt = append(prompt, float64(s.Usage.PromptTokens))
 		completion = append(completion, float64(s.Usage.CompletionTokens))
-		wall = append(wall, s.Duration.Seconds())
+		wall = append(wall, s.Duration.Ms())
 		if s.Usage.TokensPerSecond > 0 {
 			tps = append(tps, s.Usage.TokensPerSecond)
 		}
 		if s.Usage.EvalTime > 0 {
 			evalTokens += s.Usage.CompletionTokens
-			evalTime += s.Usage.EvalTime
+			evalTime += s.Usage.EvalTime.Duration()
 		}
 		st.ToolErrors += s.ToolErrors
 		st.Denials += s.Denied
@@ -120,7 +120,7 @@ func compute(runs []result.Scenario, repeat int) Stats {
 		st.PassHatK[k-1] = Ratio(stats.PassHatK(n, st.Passed, k))
 	}
 	st.Steps, st.PromptTokens, st.CompletionTokens = dist(steps), dist(prompt), dist(completion)
-	st.WallSeconds, st.TokensPerSecond = dist(wall), dist(tps)
+	st.WallMS, st.TokensPerSecond = dist(wall), dist(tps)
 	if evalTime > 0 {
 		// Rates of requests of 2-5 tokens ranged 5 to 2,371 tokens/s on one machine: their
 		// mean says little. Total tokens over total generation time is the speed.

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +29,7 @@ func runs(model string, cells map[string]string, order ...string) []result.Scena
 		for _, name := range order {
 			s := result.Scenario{Name: name, File: name + ".yaml", Model: model, Repeat: rep, Repeats: repeat,
 				Steps: 2 + rep, Usage: result.Usage{PromptTokens: 100, CompletionTokens: 10, TokensPerSecond: 50},
-				Duration: time.Second}
+				Duration: result.Millis(time.Second)}
 			switch cells[name][rep] {
 			case 'p':
 				s.Status, s.Stop = result.Passed, result.StopCompleted
@@ -220,4 +223,53 @@ func TestBenchMarkdownHostileNamesAreNotLiveMarkup(t *testing.T) {
 		assert.Assert(t, !strings.Contains(page.String(), live), "%s is live in bench.md:\n%s\n\nfrom:\n%s", live, page.String(), b.String())
 	}
 	assert.Assert(t, is.Contains(page.String(), "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"), "shown as text")
+}
+
+// TestWallTimeIsMillisecondsAndShownInSeconds: bench.json keeps each run's wall time in
+// milliseconds (wall_ms), and bench.md and bench.html still show seconds.
+func TestWallTimeIsMillisecondsAndShownInSeconds(t *testing.T) {
+	cells := runs("m", map[string]string{"a": "pp", "b": "pf"}, "a", "b")
+	cells[3].Duration = result.Millis(3 * time.Second) // b's failed repeat
+	sum, _ := Aggregate(cells, 2)
+	assert.Equal(t, sum.WallMS, Dist{Mean: 1500, P95: 3000})
+	b, err := json.Marshal(sum)
+	assert.NilError(t, err)
+	assert.Assert(t, is.Contains(string(b), `"wall_ms":{"mean":1500,"p95":3000}`))
+
+	r := report("m", map[string]string{"a": "pp"}, "a")
+	r.Models[0].Summary = sum
+	var md, page bytes.Buffer
+	assert.NilError(t, WriteMarkdown(&md, r, nil))
+	assert.Assert(t, is.Contains(md.String(), "| 1.50 / 3.00 |"), md.String())
+	assert.NilError(t, WriteHTML(&page, r, nil))
+	assert.Assert(t, is.Contains(page.String(), "<td>1.50 / 3.00</td>"))
+}
+
+// TestReadsAVersion1Baseline: a bench.json written before every duration became *_ms
+// (version 1: duration_ns, time_ns, warm_up_ns, wall_seconds) still reads as a --baseline,
+// with the same times.
+func TestReadsAVersion1Baseline(t *testing.T) {
+	old := `{"version": 1, "runner": "v0.1.0", "started": "2026-11-23T18:26:18Z", "duration_ns": 1104068983,
+	  "host": {"name": "h", "os": "linux", "arch": "amd64", "cpus": 2}, "repeat": 1,
+	  "budget": {"time_ns": 60000000000}, "tasks": [{"name": "a", "file": "a.yaml", "sha256": "x"}],
+	  "models": [{"name": "ollama:m", "status": "ran", "warm_up_ns": 2849438, "load_ms": 12.5, "reloads": 0, "out_dir": "o",
+	    "summary": {"planned": 1, "passed": 1, "failed": 0, "errored": 0, "not_run": 0, "pass_rate": 1, "interval": [0.2, 1],
+	      "pass_at_k": [1], "pass_hat_k": [1], "steps": {"mean": 2, "p95": 2}, "prompt_tokens": {"mean": 1, "p95": 1},
+	      "completion_tokens": {"mean": 1, "p95": 1}, "wall_seconds": {"mean": 0.0164, "p95": 0.0474},
+	      "tokens_per_second": {"mean": 240, "p95": 240}, "tool_errors": 0, "policy_denials": 0},
+	    "scenarios": []}]}`
+	path := filepath.Join(t.TempDir(), "bench.json")
+	assert.NilError(t, os.WriteFile(path, []byte(old), 0o644))
+	r, err := ReadFile(path)
+	assert.NilError(t, err)
+	assert.Equal(t, r.Duration.Duration(), 1104068983*time.Nanosecond)
+	assert.Equal(t, r.Budget.Time.Duration(), time.Minute)
+	m := r.Models[0]
+	assert.Equal(t, m.WarmUp.Duration(), 2849438*time.Nanosecond)
+	assert.Equal(t, m.Load.Duration(), 12500*time.Microsecond)
+	assert.Assert(t, math.Abs(m.Summary.WallMS.Mean-16.4) < 1e-9 && math.Abs(m.Summary.WallMS.P95-47.4) < 1e-9, "%+v", m.Summary.WallMS)
+
+	assert.NilError(t, os.WriteFile(path, []byte(strings.Replace(old, `"version": 1`, `"version": 9`, 1)), 0o644))
+	_, err = ReadFile(path)
+	assert.ErrorContains(t, err, "format version 9")
 }

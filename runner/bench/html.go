@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentrunner/runner/runner/result"
 )
 
 // WriteHTML writes bench.html: one self-contained page (inline CSS, SVG and a few lines
@@ -137,15 +139,17 @@ func chart(models []ModelResult) svgChart {
 // package, and only `runner bench` writes a page.
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("bench").Funcs(template.FuncMap{
-		"pct":   pct,
-		"tps":   tps,
-		"rate":  RateWithInterval,
-		"add":   func(a, b int) int { return a + b },
-		"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"f2":    func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		"pct":  pct,
+		"tps":  tps,
+		"rate": RateWithInterval,
+		"add":  func(a, b int) int { return a + b },
+		"f1":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"f2":   func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		// secs shows milliseconds (bench.json's unit) as seconds, the column's unit.
+		"secs":  func(ms float64) string { return fmt.Sprintf("%.2f", ms/1000) },
 		"f0":    func(f float64) string { return fmt.Sprintf("%.0f", f) },
 		"utc":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"ms":    func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"ms":    func(d result.Millis) string { return d.Duration().Round(time.Millisecond).String() },
 		"half":  func(f float64) float64 { return f / 2 },
 		"plus":  func(a, b float64) float64 { return a + b },
 		"delta": func(d Delta) string { return d.describe() },
@@ -192,7 +196,7 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 <tbody>
 {{- range $i, $m := .Ranked}}{{$s := $m.Summary}}
 {{- if eq $m.Status "ran"}}
-<tr><td>{{add $i 1}}</td><td class="l">{{$m.Name}}</td><td data-v="{{$s.PassRate}}">{{rate $s}}</td><td>{{pct $s.PassAtK 1}}</td><td>{{pct $s.PassAtK $.K}}</td><td>{{pct $s.PassHatK $.K}}</td><td>{{$s.Flaky}}</td><td>{{f1 $s.Steps.Mean}} / {{f0 $s.Steps.P95}}</td><td>{{f0 $s.PromptTokens.Mean}} / {{f0 $s.CompletionTokens.Mean}}</td><td>{{f2 $s.WallSeconds.Mean}} / {{f2 $s.WallSeconds.P95}}</td><td>{{tps $s}}</td><td>{{$s.ToolErrors}}</td><td>{{$s.Denials}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
+<tr><td>{{add $i 1}}</td><td class="l">{{$m.Name}}</td><td data-v="{{$s.PassRate}}">{{rate $s}}</td><td>{{pct $s.PassAtK 1}}</td><td>{{pct $s.PassAtK $.K}}</td><td>{{pct $s.PassHatK $.K}}</td><td>{{$s.Flaky}}</td><td>{{f1 $s.Steps.Mean}} / {{f0 $s.Steps.P95}}</td><td>{{f0 $s.PromptTokens.Mean}} / {{f0 $s.CompletionTokens.Mean}}</td><td>{{secs $s.WallMS.Mean}} / {{secs $s.WallMS.P95}}</td><td>{{tps $s}}</td><td>{{$s.ToolErrors}}</td><td>{{$s.Denials}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
 {{- else}}
 <tr class="skip"><td>{{add $i 1}}</td><td class="l">{{$m.Name}}</td><td class="l why" colspan="11">{{$m.Status}}: {{$m.Reason}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
 {{- end}}
@@ -235,7 +239,7 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 <thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>warm-up</th><th>reloads (load ms)</th></tr></thead>
 <tbody>
 {{- range .Models}}
-<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{if eq .Status "ran"}}{{.Reloads}} ({{printf "%.0f" .LoadMS}}){{end}}</td></tr>
+<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{if eq .Status "ran"}}{{.Reloads}} ({{printf "%.0f" .Load.Ms}}){{end}}</td></tr>
 {{- end}}
 </tbody>
 </table>

@@ -13,12 +13,12 @@ import (
 func reloadGroup(t *task.Task) int { return t.ModelOptions.NumCtx }
 
 // loads sums a model's load time and reloads over its cells.
-func loads(cells []result.Scenario) (ms float64, reloads int) {
+func loads(cells []result.Scenario) (load result.Millis, reloads int) {
 	for _, c := range cells {
-		ms += float64(c.LoadTime.Microseconds()) / 1000
+		load += c.LoadTime
 		reloads += c.Reloads
 	}
-	return ms, reloads
+	return load, reloads
 }
 
 // reloadWarnings says when the server reloaded the model during the cells.
@@ -27,5 +27,5 @@ func reloadWarnings(name string, m ModelResult) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s: the server reloaded the model %d time(s) during the run (%.0f ms of loading inside the cells' wall time): tasks with different model_options.num_ctx, another model loaded meanwhile, or a keep_alive that expired; cells run grouped by num_ctx to keep this low",
-		name, m.Reloads, m.LoadMS)}
+		name, m.Reloads, m.Load.Ms())}
 }

@@ -16,14 +16,14 @@ import (
 // fields, a warning, and bench.md's model table.
 func TestReloadsReported(t *testing.T) {
 	cells := []result.Scenario{
-		{Name: "a", Status: result.Passed, LoadTime: 1500 * time.Millisecond, Reloads: 1},
-		{Name: "b", Status: result.Passed, LoadTime: 300 * time.Microsecond},
-		{Name: "c", Status: result.Passed, LoadTime: 1200 * time.Millisecond, Reloads: 1},
+		{Name: "a", Status: result.Passed, LoadTime: result.Millis(1500 * time.Millisecond), Reloads: 1},
+		{Name: "b", Status: result.Passed, LoadTime: result.Millis(300 * time.Microsecond)},
+		{Name: "c", Status: result.Passed, LoadTime: result.Millis(1200 * time.Millisecond), Reloads: 1},
 	}
 	m := ModelResult{Name: "ollama:bigram", Status: ModelRan, Probe: &model.Info{Family: "llama"}}
-	m.LoadMS, m.Reloads = loads(cells)
+	m.Load, m.Reloads = loads(cells)
 	assert.Equal(t, m.Reloads, 2)
-	assert.Equal(t, m.LoadMS, 2700.3)
+	assert.Equal(t, m.Load.Ms(), 2700.3)
 	w := reloadWarnings(m.Name, m)
 	assert.Equal(t, len(w), 1)
 	assert.Check(t, is.Contains(w[0], "reloaded the model 2 time(s)"))
@@ -41,9 +41,9 @@ func TestReloadsReported(t *testing.T) {
 // wildly different rates and one long one is reported at its total rate, not the mean.
 func TestTokensPerSecondIsTotalOverTotal(t *testing.T) {
 	cells := []result.Scenario{
-		{Name: "a", Status: result.Passed, Usage: result.Usage{CompletionTokens: 2, EvalTime: time.Millisecond, TokensPerSecond: 2000}},
-		{Name: "b", Status: result.Passed, Usage: result.Usage{CompletionTokens: 2, EvalTime: 400 * time.Millisecond, TokensPerSecond: 5}},
-		{Name: "c", Status: result.Failed, Usage: result.Usage{CompletionTokens: 96, EvalTime: 599 * time.Millisecond, TokensPerSecond: 160}},
+		{Name: "a", Status: result.Passed, Usage: result.Usage{CompletionTokens: 2, EvalTime: result.Millis(time.Millisecond), TokensPerSecond: 2000}},
+		{Name: "b", Status: result.Passed, Usage: result.Usage{CompletionTokens: 2, EvalTime: result.Millis(400 * time.Millisecond), TokensPerSecond: 5}},
+		{Name: "c", Status: result.Failed, Usage: result.Usage{CompletionTokens: 96, EvalTime: result.Millis(599 * time.Millisecond), TokensPerSecond: 160}},
 	}
 	sum, _ := Aggregate(cells, 1)
 	assert.Equal(t, sum.TokensPerSecond.Mean, 100.0)

@@ -16,7 +16,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark: %d model(s) x %d scenario(s) x %d repeat(s)\n\n", len(r.Models), len(r.Tasks), r.Repeat)
 	fmt.Fprintf(&b, "runner %s on %s (%s/%s, %d CPUs), %s, took %s.\n\n",
-		cell(r.Runner), cell(r.Host.Name), cell(r.Host.OS), cell(r.Host.Arch), r.Host.CPUs, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond))
+		cell(r.Runner), cell(r.Host.Name), cell(r.Host.OS), cell(r.Host.Arch), r.Host.CPUs, r.Started.UTC().Format(time.RFC3339), r.Duration.Duration().Round(time.Millisecond))
 	k := r.Repeat
 	if cmp != nil {
 		writeVerdict(&b, cmp)
@@ -40,7 +40,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s |%s %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
 			i+1, cell(m.Name), RateWithInterval(s), vs, pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
-			s.Steps.Mean, s.Steps.P95, s.PromptTokens.Mean, s.CompletionTokens.Mean, s.WallSeconds.Mean, s.WallSeconds.P95,
+			s.Steps.Mean, s.Steps.P95, s.PromptTokens.Mean, s.CompletionTokens.Mean, s.WallMS.Mean/1000, s.WallMS.P95/1000,
 			tps(s), s.ToolErrors, s.Denials, s.Errored, s.NotRun)
 	}
 	b.WriteString("\nPass rate: passed / (passed + failed) runs; errors (infrastructure) and runs not run are counted apart, never as failures. pass@k (Chen et al. 2021) and pass^k (tau-bench) are means over scenarios.\n\n")
@@ -75,7 +75,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 				digest = digest[:12]
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d (%.0f) |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
-				contextText(p.ContextLength, p.LoadedContext), cell(digest), m.WarmUp.Round(time.Millisecond), m.Reloads, m.LoadMS)
+				contextText(p.ContextLength, p.LoadedContext), cell(digest), m.WarmUp.Duration().Round(time.Millisecond), m.Reloads, m.Load.Ms())
 		} else {
 			fmt.Fprintf(&b, "| %s | %s | | | | | | | |\n", cell(m.Name), cell(status))
 		}

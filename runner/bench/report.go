@@ -6,17 +6,20 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"github.com/agentrunner/runner/runner/result"
 	"math"
 	"strconv"
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/result"
 )
 
-// FormatVersion is the version of the bench.json format; readers reject other versions.
-const FormatVersion = 1
+// FormatVersion is the version of the bench.json format; readers reject other versions
+// but 1 (2 made every duration a *_ms field; version 1 files read through the old keys).
+const FormatVersion = 2
 
 // Report is bench.json: a whole benchmark.
 type Report struct {
@@ -25,7 +28,7 @@ type Report struct {
 	// Runner is the runner version that wrote the report.
 	Runner   string        `json:"runner"`
 	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration_ns"`
+	Duration result.Millis `json:"duration_ms"`
 	Host     Host          `json:"host"`
 	// Repeat is how many times each (model, scenario) cell was planned to run.
 	Repeat int `json:"repeat"`
@@ -50,7 +53,7 @@ type Host struct {
 // Budget limits a bench: new cells stop starting once either is spent (0: no limit).
 type Budget struct {
 	Tokens int           `json:"tokens,omitempty"`
-	Time   time.Duration `json:"time_ns,omitempty"`
+	Time   result.Millis `json:"time_ms,omitempty"`
 	// USD is the --budget-usd limit on what the cells may cost.
 	USD float64 `json:"usd,omitempty"`
 	// Spent is true when a budget stopped cells from starting.
@@ -85,12 +88,12 @@ type ModelResult struct {
 	Probe *model.Info `json:"probe,omitempty"`
 	// WarmUp is the time the warm-up request took (loading the model), kept out of the
 	// timings.
-	WarmUp time.Duration `json:"warm_up_ns,omitempty"`
-	// LoadMS is the time the server spent loading the model during the cells, warm-up
+	WarmUp result.Millis `json:"warm_up_ms,omitempty"`
+	// Load is the time the server spent loading the model during the cells, warm-up
 	// excluded (Ollama's load_duration, summed), and Reloads how many requests loaded
 	// it: a reload's seconds would otherwise hide in the cells' wall time.
-	LoadMS  float64 `json:"load_ms"`
-	Reloads int     `json:"reloads"`
+	Load    result.Millis `json:"load_ms"`
+	Reloads int           `json:"reloads"`
 	// OutDir holds the model's transcripts and result files.
 	OutDir    string           `json:"out_dir"`
 	Summary   Stats            `json:"summary"`
@@ -141,7 +144,8 @@ type Stats struct {
 	Steps            Dist `json:"steps"`
 	PromptTokens     Dist `json:"prompt_tokens"`
 	CompletionTokens Dist `json:"completion_tokens"`
-	WallSeconds      Dist `json:"wall_seconds"`
+	// WallMS is each run's wall time in milliseconds.
+	WallMS Dist `json:"wall_ms"`
 	// TokensPerSecond's mean is the total completion tokens over the total generation
 	// time, where the server reports that time (Ollama); its p95 is over runs' rates.
 	TokensPerSecond Dist `json:"tokens_per_second"`
@@ -184,5 +188,55 @@ func (r *Ratio) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("ratio %s: %w", b, err)
 	}
 	*r = Ratio(f)
+	return nil
+}
+
+// UnmarshalJSON reads bench.json, also one written before durations were *_ms (a
+// baseline from an older runner).
+func (r *Report) UnmarshalJSON(b []byte) error {
+	type plain Report
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	return result.ReadLegacy(b, result.Legacy{Key: "duration_ns", New: "duration_ms", Unit: time.Nanosecond, To: &r.Duration})
+}
+
+// UnmarshalJSON reads a budget, also one with time_ns.
+func (bu *Budget) UnmarshalJSON(b []byte) error {
+	type plain Budget
+	if err := json.Unmarshal(b, (*plain)(bu)); err != nil {
+		return err
+	}
+	return result.ReadLegacy(b, result.Legacy{Key: "time_ns", New: "time_ms", Unit: time.Nanosecond, To: &bu.Time})
+}
+
+// UnmarshalJSON reads a model's results, also ones with warm_up_ns.
+func (m *ModelResult) UnmarshalJSON(b []byte) error {
+	type plain ModelResult
+	if err := json.Unmarshal(b, (*plain)(m)); err != nil {
+		return err
+	}
+	return result.ReadLegacy(b, result.Legacy{Key: "warm_up_ns", New: "warm_up_ms", Unit: time.Nanosecond, To: &m.WarmUp})
+}
+
+// UnmarshalJSON reads statistics, also ones with wall_seconds (a Dist in seconds).
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	type plain Stats
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	if !bytes.Contains(b, []byte(`"wall_seconds"`)) {
+		return nil
+	}
+	var old struct {
+		Wall *Dist `json:"wall_seconds"`
+		New  *Dist `json:"wall_ms"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	if old.Wall != nil && old.New == nil {
+		s.WallMS = Dist{Mean: old.Wall.Mean * 1000, P95: old.Wall.P95 * 1000}
+	}
 	return nil
 }

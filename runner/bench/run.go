@@ -74,7 +74,7 @@ func Run(ctx context.Context, opts Options) *Report {
 	rep := &Report{
 		Version: FormatVersion, Runner: version.String(), Started: now(), Repeat: repeat,
 		Host:   Host{Name: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
-		Budget: Budget{Tokens: opts.BudgetTokens, Time: opts.BudgetTime, USD: opts.BudgetUSD},
+		Budget: Budget{Tokens: opts.BudgetTokens, Time: result.Millis(opts.BudgetTime), USD: opts.BudgetUSD},
 		Tasks:  taskFiles(opts.Tasks),
 	}
 	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: &suite.CostBudget{USD: opts.BudgetUSD}}
@@ -103,7 +103,7 @@ func Run(ctx context.Context, opts Options) *Report {
 			if opts.OnModelDone != nil {
 				opts.OnModelDone(mr, run)
 			}
-			mr.LoadMS, mr.Reloads = loads(cells)
+			mr.Load, mr.Reloads = loads(cells)
 			for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), reloadWarnings(name, mr)...) {
 				fmt.Fprintf(warn, "runner: warning: %s\n", w)
 				rep.Warnings = append(rep.Warnings, w)
@@ -115,12 +115,12 @@ func Run(ctx context.Context, opts Options) *Report {
 		mr.Summary, mr.Scenarios = Aggregate(cells, repeat)
 		rep.Models = append(rep.Models, mr)
 		if opts.Checkpoint != nil && len(rep.Models) < len(opts.Models) {
-			rep.Duration = now().Sub(rep.Started)
+			rep.Duration = result.Millis(now().Sub(rep.Started))
 			opts.Checkpoint(rep)
 		}
 	}
 	rep.Budget.Spent = rep.Budget.Spent || b.wasSpent()
-	rep.Duration = now().Sub(rep.Started)
+	rep.Duration = result.Millis(now().Sub(rep.Started))
 	return rep
 }
 
@@ -145,7 +145,7 @@ func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions) s
 		return err.Error()
 	}
 	if info != nil { // a model its server describes is one that loads (Ollama)
-		mr.WarmUp = time.Since(start)
+		mr.WarmUp = result.Millis(time.Since(start))
 		info.LoadedContext = loaded
 	}
 	return ""

@@ -83,6 +83,8 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
 			gateFlag(&o.Gate),
 		}, o.ScenarioOptions.flags()...),
+		// `runner help bench` and --help say it; a "help, h" subcommand is noise.
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:      "compare",
 			Usage:     "compare two bench.json files without running anything (exit 1 on a significant drop)",
@@ -233,7 +235,7 @@ func describeProbe(m bench.ModelResult) string {
 		parts = append(parts, fmt.Sprintf("context %d", p.ContextLength))
 	}
 	if m.WarmUp > 0 {
-		parts = append(parts, fmt.Sprintf("warm-up %s", m.WarmUp.Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("warm-up %s", m.WarmUp.Duration().Round(time.Millisecond)))
 	}
 	if len(parts) == 0 {
 		return ""

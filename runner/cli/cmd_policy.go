@@ -29,6 +29,8 @@ func policyCommand(stdio IO) *cli.Command {
 	return &cli.Command{
 		Name:  "policy",
 		Usage: "inspect approval policies",
+		// `runner help policy` and --help say it; a "help, h" subcommand is noise.
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:      "check",
 			Usage:     "print how a task's policy decides one call, and the rule that decided (exit 0 allowed, 1 denied, 2 usage)",

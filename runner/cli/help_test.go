@@ -47,6 +47,7 @@ func TestHelpFitsTheWidth(t *testing.T) {
 				assert.Check(t, utf8.RuneCountInString(line) <= width, "runner %s --help at %d columns: %d: %q",
 					strings.Join(p, " "), width, utf8.RuneCountInString(line), line)
 				assert.Check(t, !strings.Contains(line, "\t"), "%q", line)
+				assert.Check(t, !strings.HasPrefix(strings.TrimSpace(line), "help, h"), "runner %s --help lists a help subcommand", strings.Join(p, " "))
 			}
 		}
 	}

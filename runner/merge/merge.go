@@ -168,12 +168,12 @@ func Combine(scenarios []result.Scenario) result.Run {
 		if run.Started.IsZero() || s.Started.Before(run.Started) {
 			run.Started = s.Started
 		}
-		if e := s.Started.Add(s.Duration); e.After(end) {
+		if e := s.Started.Add(s.Duration.Duration()); e.After(end) {
 			end = e
 		}
 	}
 	if !end.IsZero() {
-		run.Duration = end.Sub(run.Started)
+		run.Duration = result.Millis(end.Sub(run.Started))
 	}
 	return run
 }

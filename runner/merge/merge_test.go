@@ -30,11 +30,11 @@ func writeResult(t *testing.T, dir string, s result.Scenario) {
 func TestLoadAndCombine(t *testing.T) {
 	root := t.TempDir()
 	a, b := filepath.Join(root, "shard-1", "runner-out"), filepath.Join(root, "shard-2")
-	writeResult(t, a, result.Scenario{Name: "c", File: "c.yaml", Index: 2, Status: result.Passed, Started: t0.Add(2 * time.Second), Duration: time.Second})
-	writeResult(t, a, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Failed, Started: t0, Duration: time.Second})
-	writeResult(t, b, result.Scenario{Name: "b", File: "b.yaml", Index: 1, Status: result.Errored, Started: t0.Add(time.Second), Duration: 5 * time.Second})
+	writeResult(t, a, result.Scenario{Name: "c", File: "c.yaml", Index: 2, Status: result.Passed, Started: t0.Add(2 * time.Second), Duration: result.Millis(time.Second)})
+	writeResult(t, a, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Failed, Started: t0, Duration: result.Millis(time.Second)})
+	writeResult(t, b, result.Scenario{Name: "b", File: "b.yaml", Index: 1, Status: result.Errored, Started: t0.Add(time.Second), Duration: result.Millis(5 * time.Second)})
 	rerun := filepath.Join(root, "rerun")
-	writeResult(t, rerun, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Passed, Started: t0.Add(10 * time.Second), Duration: time.Second})
+	writeResult(t, rerun, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Passed, Started: t0.Add(10 * time.Second), Duration: result.Millis(time.Second)})
 
 	got, err := merge.Load([]string{root})
 	assert.NilError(t, err)
@@ -46,7 +46,7 @@ func TestLoadAndCombine(t *testing.T) {
 	}
 	assert.DeepEqual(t, names, []string{"a passed", "b error", "c passed"})
 	assert.Equal(t, run.Started, t0.Add(time.Second), "the earliest start of the kept results")
-	assert.Equal(t, run.Duration, 10*time.Second)
+	assert.Equal(t, run.Duration.Duration(), 10*time.Second)
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -110,4 +110,27 @@ func TestForgedResultInKeptWorkspaceIsNotRead(t *testing.T) {
 	assert.NilError(t, os.WriteFile(filepath.Join(bad, merge.ManifestFile), []byte(`{"path":"../x/result.json","sha256":"`+strings.Repeat("0", 64)+`"}`+"\n"), 0o644))
 	_, err = merge.Load([]string{bad})
 	assert.ErrorContains(t, err, "leaves")
+}
+
+// TestMergesOlderNanosecondOutput: a --json report and a result directory written before
+// every duration became *_ms (duration_ns, model_time_ns, ...) merge with their times.
+func TestMergesOlderNanosecondOutput(t *testing.T) {
+	root := t.TempDir()
+	old := `{"name":"x","file":"x.yaml","index":0,"status":"passed","stop_reason":"completed","started":"2026-01-02T03:04:05Z","duration_ns":2500000000,"model_time_ns":1000000000,"tool_time_ns":0,"steps":1,"tool_calls":0,"denied":0,"usage":{"prompt_tokens":0,"completion_tokens":0},"assertions":[],"tool_errors":0}`
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, "dir", "x"), 0o755))
+	assert.NilError(t, merge.WriteResult(filepath.Join(root, "dir"), "x/"+merge.ResultFile, []byte(old)))
+	report, err := os.ReadFile("../report/testdata/report-ns.json") // the --json report of before
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(root, "report.json"), report, 0o644))
+
+	got, err := merge.Load([]string{filepath.Join(root, "dir"), filepath.Join(root, "report.json")})
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), 6)
+	assert.Equal(t, got[0].Duration.Duration(), 2500*time.Millisecond)
+	assert.Equal(t, got[0].ModelTime.Duration(), time.Second)
+	var total time.Duration
+	for _, s := range got[1:] {
+		total += s.Duration.Duration()
+	}
+	assert.Equal(t, total, (1234+12345+65500+7000+980)*time.Millisecond)
 }

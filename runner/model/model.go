@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -81,10 +82,10 @@ type Usage struct {
 	// its API says (OpenAI, Anthropic, Gemini): they cost less.
 	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
 	// EvalDuration is the provider's generation time, where it reports one (Ollama).
-	EvalDuration time.Duration `json:"eval_duration_ns,omitempty"`
+	EvalDuration result.Millis `json:"eval_duration_ms,omitempty"`
 	// LoadDuration is the time the server spent loading the model for the request
 	// (Ollama's load_duration): near zero when it was loaded, seconds on a (re)load.
-	LoadDuration time.Duration `json:"load_duration_ns,omitempty"`
+	LoadDuration result.Millis `json:"load_duration_ms,omitempty"`
 }
 
 // TokensPerSecond is the generation speed, from the provider's own timing when it has one.
@@ -102,7 +103,7 @@ func (u Usage) TokensPerSecond() float64 {
 const LoadThreshold = 50 * time.Millisecond
 
 // Loaded reports whether the request (re)loaded the model.
-func (u Usage) Loaded() bool { return u.LoadDuration >= LoadThreshold }
+func (u Usage) Loaded() bool { return u.LoadDuration.Duration() >= LoadThreshold }
 
 // Add accumulates another response's usage.
 func (u *Usage) Add(o Usage) {
@@ -134,4 +135,16 @@ type Model interface {
 	Name() string
 	// Step sends the conversation and returns the model's next message.
 	Step(ctx context.Context, req *Request) (*Response, error)
+}
+
+// UnmarshalJSON reads usage as transcripts and cassettes store it, also ones written
+// before durations were *_ms (eval_duration_ns, load_duration_ns).
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	type plain Usage
+	if err := json.Unmarshal(b, (*plain)(u)); err != nil {
+		return err
+	}
+	return result.ReadLegacy(b,
+		result.Legacy{Key: "eval_duration_ns", New: "eval_duration_ms", Unit: time.Nanosecond, To: &u.EvalDuration},
+		result.Legacy{Key: "load_duration_ns", New: "load_duration_ms", Unit: time.Nanosecond, To: &u.LoadDuration})
 }

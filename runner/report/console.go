@@ -123,7 +123,7 @@ func (c *Console) Finish(run result.Run) error {
 	if errored > 0 {
 		counts = append(counts, c.paint(yellow, fmt.Sprintf("%d errored", errored)))
 	}
-	c.printf("\n%s: %s in %s\n", plural(len(run.Scenarios), "scenario"), strings.Join(counts, ", "), duration(run.Duration))
+	c.printf("\n%s: %s in %s\n", plural(len(run.Scenarios), "scenario"), strings.Join(counts, ", "), duration(run.Duration.Duration()))
 	if p, comp := tokens(run); p+comp > 0 {
 		c.printf("tokens: %d prompt, %d completion\n", p, comp)
 		if cost := run.Cost(); cost.Prices != "" {
@@ -160,7 +160,7 @@ func (c *Console) scenarioLine(s result.Scenario, name string) string {
 	st := verdict(s)
 	mark, colour := c.mark(st)
 	line := fmt.Sprintf("%s %-*s %s %9s %7s", c.paint(colour, mark), nameColumn, name,
-		c.paint(colour, fmt.Sprintf("%-6s", st)), plural(s.Steps, "step"), duration(s.Duration))
+		c.paint(colour, fmt.Sprintf("%-6s", st)), plural(s.Steps, "step"), duration(s.Duration.Duration()))
 	if s.Score != nil {
 		line += fmt.Sprintf("  score %.2f", *s.Score)
 	}

@@ -286,11 +286,11 @@ func WriteSummaryLinked(w io.Writer, run result.Run, links SummaryLinks) error {
 			name += " (" + loc + ")"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %s |\n", icon, name, cell(s.Model, 0), st,
-			s.Steps, duration(s.Duration), s.Usage.PromptTokens+s.Usage.CompletionTokens, foldedCell(reason(s)))
+			s.Steps, duration(s.Duration.Duration()), s.Usage.PromptTokens+s.Usage.CompletionTokens, foldedCell(reason(s)))
 		steps += s.Steps
 	}
 	p, c := tokens(run)
-	fmt.Fprintf(&b, "| | **total** | | **%d/%d passed** | %d | %s | %d | |\n\n", passed, len(run.Scenarios), steps, duration(run.Duration), p+c)
+	fmt.Fprintf(&b, "| | **total** | | **%d/%d passed** | %d | %s | %d | |\n\n", passed, len(run.Scenarios), steps, duration(run.Duration.Duration()), p+c)
 	if cost := run.Cost(); p+c > 0 && cost.Prices != "" {
 		fmt.Fprintf(&b, "Cost: **%s**\n\n", cell(totalLine(cost), 0))
 	}

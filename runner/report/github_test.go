@@ -22,7 +22,7 @@ func githubRun() result.Run {
 	run.Scenarios = append(run.Scenarios, result.Scenario{
 		Name: "tricky: a,b 100%", File: "scenarios/odd,name: x.yaml", Model: "openai:gpt|4",
 		Status: result.Failed, Stop: result.StopCompleted, Reason: "file_contains: 50% done\r\nnext | <b>bold</b>", Line: 7,
-		Started: t0.Add(6 * time.Second), Duration: 2 * time.Second, Sandbox: "bwrap",
+		Started: t0.Add(6 * time.Second), Duration: result.Millis(2 * time.Second), Sandbox: "bwrap",
 		Assertions: []result.Assertion{
 			{Kind: "file_contains", Line: 7, Column: 5, Message: "50% done\r\nnext | <b>bold</b>"},
 			{Kind: "command", Line: 9, Column: 5, Passed: true, Message: "exit 0"},

@@ -10,8 +10,9 @@ import (
 )
 
 // JSONSchemaVersion is the version of the JSON report's layout. It changes only when a
-// field is renamed or removed; added fields keep it.
-const JSONSchemaVersion = 1
+// field is renamed or removed; added fields keep it. 2: every duration a *_ms field
+// (version 1's *_ns fields still read).
+const JSONSchemaVersion = 2
 
 // JSONReport is the JSON report (runner run --json): the run's scenarios as
 // result.Scenario records (the same shape as each scenario's result.json, so reports can
@@ -20,7 +21,7 @@ type JSONReport struct {
 	SchemaVersion int               `json:"schema_version"`
 	RunnerVersion string            `json:"runner_version"`
 	Started       time.Time         `json:"started"`
-	Duration      time.Duration     `json:"duration_ns"`
+	Duration      result.Millis     `json:"duration_ms"`
 	Totals        JSONTotals        `json:"totals"`
 	Scenarios     []result.Scenario `json:"scenarios"`
 }
@@ -36,7 +37,7 @@ type JSONTotals struct {
 	Denied           int           `json:"denied"`
 	PromptTokens     int           `json:"prompt_tokens"`
 	CompletionTokens int           `json:"completion_tokens"`
-	Duration         time.Duration `json:"duration_ns"`
+	Duration         result.Millis `json:"duration_ms"`
 	// Cost is what the model calls cost, unknown prices counted apart.
 	Cost *result.CostTotal `json:"cost,omitempty"`
 }
@@ -75,4 +76,22 @@ func WriteJSON(w io.Writer, run result.Run) error {
 		return fmt.Errorf("write JSON report: %w", err)
 	}
 	return nil
+}
+
+// UnmarshalJSON reads a --json report, also one written before durations were *_ms.
+func (r *JSONReport) UnmarshalJSON(b []byte) error {
+	type plain JSONReport
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	return result.ReadLegacy(b, result.Legacy{Key: "duration_ns", New: "duration_ms", Unit: time.Nanosecond, To: &r.Duration})
+}
+
+// UnmarshalJSON reads the totals, also ones with duration_ns.
+func (t *JSONTotals) UnmarshalJSON(b []byte) error {
+	type plain JSONTotals
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	return result.ReadLegacy(b, result.Legacy{Key: "duration_ns", New: "duration_ms", Unit: time.Nanosecond, To: &t.Duration})
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -34,4 +35,24 @@ func TestJSONHostileTextStaysValid(t *testing.T) {
 	var back JSONReport
 	assert.NilError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Check(t, back.Scenarios[0].Assertions != nil, "assertions is [] rather than null")
+}
+
+// TestJSONReadsTheNanosecondReport: a --json report written before every duration became
+// *_ms (duration_ns, model_time_ns, ...) still reads, with the same durations, so older
+// reports still merge.
+func TestJSONReadsTheNanosecondReport(t *testing.T) {
+	old, err := os.ReadFile("testdata/report-ns.json")
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Contains(old, []byte(`"model_time_ns": 900000000`)), "the fixture is the old format")
+	var back JSONReport
+	assert.NilError(t, json.Unmarshal(old, &back))
+	want := fixedRun()
+	assert.Equal(t, back.Duration, want.Duration)
+	assert.Equal(t, back.Totals.Duration, want.Duration)
+	assert.DeepEqual(t, back.Scenarios[0], want.Scenarios[0])
+	for i, s := range back.Scenarios {
+		assert.Equal(t, s.Duration, want.Scenarios[i].Duration, "scenario %d", i)
+		assert.Equal(t, s.ModelTime, want.Scenarios[i].ModelTime, "scenario %d", i)
+		assert.Equal(t, s.ToolTime, want.Scenarios[i].ToolTime, "scenario %d", i)
+	}
 }

@@ -99,7 +99,7 @@ func WriteJUnit(w io.Writer, run result.Run, opts JUnitOptions) error {
 		Tests:      len(run.Scenarios),
 		Failures:   failed,
 		Errors:     errored,
-		Time:       seconds(run.Duration),
+		Time:       seconds(run.Duration.Duration()),
 		Timestamp:  run.Started.UTC().Format(junitTime),
 		Hostname:   opts.Hostname,
 		ID:         "0",
@@ -154,7 +154,7 @@ func junitTestcase(s result.Scenario) junitCase {
 	c := junitCase{
 		Name:       cleanText(displayName(s)),
 		Classname:  classname(s.File),
-		Time:       seconds(s.Duration),
+		Time:       seconds(s.Duration.Duration()),
 		File:       cleanText(s.File),
 		Status:     string(verdict(s)),
 		Assertions: len(s.Assertions),
@@ -231,7 +231,7 @@ func systemOut(s result.Scenario) string {
 	if s.Usage.TokensPerSecond > 0 {
 		fmt.Fprintf(&b, " (%.1f tokens/s)", s.Usage.TokensPerSecond)
 	}
-	fmt.Fprintf(&b, "\ntime: %ss (model %ss, tools %ss)\n", seconds(s.Duration), seconds(s.ModelTime), seconds(s.ToolTime))
+	fmt.Fprintf(&b, "\ntime: %ss (model %ss, tools %ss)\n", seconds(s.Duration.Duration()), seconds(s.ModelTime.Duration()), seconds(s.ToolTime.Duration()))
 	if c := s.Cost; c != nil {
 		fmt.Fprintf(&b, "cost: %s (prices of %s)\n", costLine(c), c.Prices)
 	}
@@ -333,7 +333,7 @@ func childTestcases(s result.Scenario) []junitCase {
 				name = t.Classname + "::" + t.Name
 			}
 			c := junitCase{
-				Name: cleanText(name), Classname: parent, Time: seconds(t.Duration),
+				Name: cleanText(name), Classname: parent, Time: seconds(t.Duration.Duration()),
 				File: cleanText(s.File), Status: string(t.Status),
 			}
 			msg := cleanText(t.Message)

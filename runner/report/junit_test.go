@@ -34,7 +34,7 @@ func TestJUnitEmptyRun(t *testing.T) {
 const hostile = "a\x00b \x1b[31mred\x1b[0m \x1b]0;title\x07 \xff\xfe \x0b ]]> <&> \"q\" 'a' \uFFFF end"
 
 func TestJUnitHostileText(t *testing.T) {
-	run := result.Run{Started: t0, Duration: time.Second, Scenarios: []result.Scenario{
+	run := result.Run{Started: t0, Duration: result.Millis(time.Second), Scenarios: []result.Scenario{
 		{
 			Name: "n" + hostile, File: "f" + hostile + ".yaml", Model: "m" + hostile, Status: result.Failed,
 			Stop: result.StopCompleted, Reason: "r" + hostile, Summary: "s" + hostile, Transcript: "t" + hostile,
@@ -94,11 +94,11 @@ func TestJUnitFailureKinds(t *testing.T) {
 
 func TestJUnitChildTestcases(t *testing.T) {
 	half := 0.5
-	run := result.Run{Started: t0, Duration: time.Second, Scenarios: []result.Scenario{{
+	run := result.Run{Started: t0, Duration: result.Millis(time.Second), Scenarios: []result.Scenario{{
 		Name: "tb-hello", File: "tasks/hello.yaml", Model: "oracle", Status: result.Failed, Stop: result.StopCompleted,
 		Reason: "command: 1 of 2 tests passed",
 		Assertions: []result.Assertion{{Kind: "command", Line: 9, Message: "1 of 2 tests passed", PassFraction: &half, Tests: []result.Test{
-			{Name: "test_exists", Classname: "tests/test_outputs.py", Status: result.TestPassed, Duration: 20 * time.Millisecond},
+			{Name: "test_exists", Classname: "tests/test_outputs.py", Status: result.TestPassed, Duration: result.Millis(20 * time.Millisecond)},
 			{Name: "test_content", Classname: "tests/test_outputs.py", Status: result.TestFailed, Message: "assert 'x' == 'y' " + hostile},
 			{Name: "test_gpu", Status: result.TestSkipped, Message: "no GPU"},
 			{Name: "test_db", Status: result.TestError, Message: "no db"},

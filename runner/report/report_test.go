@@ -19,7 +19,7 @@ func TestFileWritesAtomically(t *testing.T) {
 	assert.NilError(t, replay(File(path, WriteJSON), fixedRun()))
 	data, err := os.ReadFile(path)
 	assert.NilError(t, err)
-	assert.Check(t, is.Contains(string(data), `"schema_version": 1`))
+	assert.Check(t, is.Contains(string(data), `"schema_version": 2`))
 
 	// A failing writer leaves the old report in place and no temp file behind.
 	boom := func(w io.Writer, _ result.Run) error {

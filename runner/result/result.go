@@ -66,11 +66,11 @@ type Scenario struct {
 	Usage     Usage     `json:"usage"`
 	Started   time.Time `json:"started"`
 	// Duration is the whole scenario: setup, agent loop and assertions.
-	Duration time.Duration `json:"duration_ns"`
+	Duration Millis `json:"duration_ms"`
 	// ModelTime is the time spent waiting for the model.
-	ModelTime time.Duration `json:"model_time_ns"`
+	ModelTime Millis `json:"model_time_ms"`
 	// ToolTime is the time spent executing tools.
-	ToolTime time.Duration `json:"tool_time_ns"`
+	ToolTime Millis `json:"tool_time_ms"`
 
 	Assertions []Assertion `json:"assertions"`
 	// Transcript is the path of the scenario's transcript.jsonl.
@@ -108,8 +108,8 @@ type Scenario struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// LoadTime is the time the model server spent loading the model for this scenario's
 	// requests (Ollama's load_duration), and Reloads how many requests loaded it.
-	LoadTime time.Duration `json:"load_time_ns,omitempty"`
-	Reloads  int           `json:"reloads,omitempty"`
+	LoadTime Millis `json:"load_time_ms,omitempty"`
+	Reloads  int    `json:"reloads,omitempty"`
 }
 
 // Call is the record of one tool call the agent made: what the loop saw and what the
@@ -126,7 +126,7 @@ type Call struct {
 	Denied  bool `json:"denied"`
 	Success bool `json:"success"`
 	// Duration is the call's wall time: decoding, policy and execution.
-	Duration time.Duration `json:"duration_ns"`
+	Duration Millis `json:"duration_ms"`
 }
 
 // FileChanges lists the workspace paths the agent created, changed or deleted, by any
@@ -166,7 +166,7 @@ type Usage struct {
 	// EvalTime is the server's generation time over the CompletionTokens it reports it
 	// for (Ollama's eval_duration), so rates add up across scenarios: total tokens over
 	// total time.
-	EvalTime time.Duration `json:"eval_time_ns,omitempty"`
+	EvalTime Millis `json:"eval_time_ms,omitempty"`
 }
 
 // Assertion is the outcome of one assertion.
@@ -216,8 +216,8 @@ type Test struct {
 	Classname string     `json:"classname,omitempty"`
 	Status    TestStatus `json:"status"`
 	// Message is the failure's or skip's message, when there is one.
-	Message  string        `json:"message,omitempty"`
-	Duration time.Duration `json:"duration_ns,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Duration Millis `json:"duration_ms,omitempty"`
 }
 
 // PassFraction is the fraction of tests that passed, skipped tests left out; nil when no
@@ -242,9 +242,9 @@ func PassFraction(tests []Test) *float64 {
 
 // Run is a whole invocation: every scenario plus totals.
 type Run struct {
-	Started   time.Time     `json:"started"`
-	Duration  time.Duration `json:"duration_ns"`
-	Scenarios []Scenario    `json:"scenarios"`
+	Started   time.Time  `json:"started"`
+	Duration  Millis     `json:"duration_ms"`
+	Scenarios []Scenario `json:"scenarios"`
 }
 
 // Counts tallies scenarios by status.

@@ -70,7 +70,7 @@ func (r *runState) runAgent(ctx context.Context, cfg agent.Config) acted {
 func (a acted) record(r *runState) {
 	out := a.out
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
-	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = out.ModelTime, out.ToolTime, out.MaxPrompt
+	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = result.Millis(out.ModelTime), result.Millis(out.ToolTime), out.MaxPrompt
 	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
 		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
 	r.res.LoadTime, r.res.Reloads = out.Usage.LoadDuration, out.Reloads

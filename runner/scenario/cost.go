@@ -15,7 +15,7 @@ func costOf(res result.Scenario, prices *price.Table) *result.Cost {
 	if p, ok := prices.Lookup(res.Model); ok {
 		usd := p.Cost(price.Usage{
 			PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
-			CachedPromptTokens: res.Usage.CachedPromptTokens, ModelTime: res.ModelTime,
+			CachedPromptTokens: res.Usage.CachedPromptTokens, ModelTime: res.ModelTime.Duration(),
 		})
 		c.USD = &usd
 	}

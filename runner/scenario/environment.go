@@ -80,7 +80,7 @@ func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*
 	}
 	_ = r.record(0, transcript.Environment{
 		Engine: e.Name(), Image: image, ImageID: imageID, Container: c.ID(), Workdir: c.Workdir(), VerifyDir: env.VerifyDir,
-		RunID: c.RunID(), BuildMS: buildTime.Milliseconds(), StartMS: time.Since(began).Milliseconds(),
+		RunID: c.RunID(), Build: result.Millis(buildTime), Start: result.Millis(time.Since(began)),
 	})
 	return c, imageID, nil
 }
@@ -114,7 +114,7 @@ func (r *runState) startVerifyEnvironment(ctx context.Context, imageID, dir stri
 	}
 	_ = r.record(0, transcript.Environment{
 		Engine: e.Name(), Image: imageID, ImageID: imageID, Verify: true, Container: c.ID(), Workdir: c.Workdir(),
-		VerifyDir: r.t.Environment.VerifyDir, RunID: c.RunID(), StartMS: time.Since(began).Milliseconds(),
+		VerifyDir: r.t.Environment.VerifyDir, RunID: c.RunID(), Start: result.Millis(time.Since(began)),
 	})
 	return c, nil
 }

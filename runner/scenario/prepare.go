@@ -40,9 +40,12 @@ type prepared struct {
 	dir          string
 	ws           *tools.Workspace
 	env          *container.Container // the task's container, nil without environment:
+	manifest     *workspace.Manifest
 	// imageID is the image env started from, by id (verify.fresh_container only).
-	imageID  string
-	manifest *workspace.Manifest
+	imageID string
+	// texts is the snapshot's text content, for the diffs of what the agent changed: in
+	// this process's memory, out of the agent's reach (nil when it could not be taken).
+	texts *workspace.Texts
 	// stopMCP stops the task's MCP servers (safe to call twice); the agent stage calls it
 	// before the verify files arrive.
 	stopMCP func()
@@ -204,6 +207,8 @@ func (r *runState) snapshot(p *prepared) error {
 	if p.manifest, err = workspace.Snapshot(p.ctx, p.dir, protect); err != nil {
 		return err
 	}
+	// For reading only: without it the pages list the changed files without diffs.
+	p.texts, _ = p.manifest.Texts(p.ctx, p.dir, workspace.DefaultTextLimits)
 	p.decider = p.policy
 	if protect != nil {
 		p.decider = protectDecider{next: p.policy, protect: protect, manifest: p.manifest}

@@ -87,7 +87,7 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 	}
 	r.run(ctx, repeat)
 	r.res.Cost = costOf(r.res, opts.Prices)
-	r.res.Duration = now().Sub(r.res.Started)
+	r.res.Duration = result.Millis(now().Sub(r.res.Started))
 	r.finish()
 	return r.res
 }
@@ -131,6 +131,7 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	}
 	a.record(r)
 	v := r.verify(p, a)
+	r.writeDiffs(v.diffs)
 	r.conclude(p, a, v).apply(&r.res)
 }
 
@@ -170,7 +171,7 @@ func (r *runState) finish() {
 	}
 	_ = r.record(r.res.Steps, transcript.End{
 		Status: r.res.Status, Stop: r.res.Stop, Reason: r.res.Reason, Steps: r.res.Steps,
-		DurationMS: r.res.Duration.Milliseconds(),
+		Duration: r.res.Duration,
 	})
 	if err := r.tr.Close(); err != nil && r.res.Status != result.Errored {
 		r.res.Status, r.res.Reason = result.Errored, err.Error()

@@ -563,3 +563,63 @@ func TestRunRecordsSandboxGaps(t *testing.T) {
 	start := eventsOf(events(t, res), transcript.TypeStart)[0]
 	assert.DeepEqual(t, start["sandbox_gaps"], []any{res.SandboxGaps[0]})
 }
+
+// TestRunWritesTextDiffsBesideTheResult: what the agent created, changed and deleted is
+// diffed against the snapshot taken before it acted and written to changes.json beside
+// result.json; the verify files that arrive afterwards are not in it, and the hostile
+// content changes nothing of the verdict.
+func TestRunWritesTextDiffsBesideTheResult(t *testing.T) {
+	tk := parseTask(t, `prompt: p
+tools: [write_file]
+workspace:
+  files:
+    main.go: "package main\n\nfunc Old() {}\n"
+    old.txt: "ORIGINAL-MARKER\n"
+verify:
+  files: {hidden_test.txt: "the hidden check\n"}
+assert:
+  - completed: true
+  - file_contains: {path: main.go, text: New}
+`)
+	hostile := `</script><script>alert(1)</script>` + "\n"
+	m := script(
+		toolCall("write_file", `{"path":"main.go","content":"package main\n\nfunc New() {}\n"}`),
+		toolCall("write_file", `{"path":"page.html","content":`+strconvQuote(hostile)+`}`),
+		toolCall("write_file", `{"path":"old.txt","content":"rewritten\n"}`),
+		complete)
+	opts := runOptions(t, m)
+	res := run(t, tk, opts)
+	assert.Equal(t, res.Status, result.Passed, res.Reason)
+
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(res.Transcript), result.DiffsFile))
+	assert.NilError(t, err)
+	var d result.Diffs
+	assert.NilError(t, json.Unmarshal(b, &d))
+	by := map[string]result.FileDiff{}
+	for _, f := range d.Files {
+		by[f.Path] = f
+	}
+	assert.Equal(t, by["main.go"].Diff, "--- a/main.go\n+++ b/main.go\n@@ -1,3 +1,3 @@\n package main\n \n-func Old() {}\n+func New() {}\n")
+	assert.Equal(t, by["page.html"].Diff, "--- /dev/null\n+++ b/page.html\n@@ -0,0 +1 @@\n+"+hostile)
+	assert.Check(t, is.Contains(by["old.txt"].Diff, "-ORIGINAL-MARKER\n+rewritten\n"))
+	_, verifyListed := by["hidden_test.txt"]
+	assert.Check(t, !verifyListed, "verify files are not the agent's changes")
+
+	// The "before" came from the runner's memory: no copy of it was left where the
+	// agent's commands could read or rewrite it (the workspaces' parent, the output).
+	for _, dir := range []string{opts.WorkspaceParent, opts.OutDir} {
+		_ = filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() || filepath.Base(p) == result.DiffsFile || filepath.Base(p) == "transcript.jsonl" {
+				return nil
+			}
+			data, _ := os.ReadFile(p)
+			assert.Check(t, !strings.Contains(string(data), "ORIGINAL-MARKER"), "a copy of the snapshot in %s", p)
+			return nil
+		})
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

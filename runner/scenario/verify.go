@@ -2,14 +2,17 @@ package scenario
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/assert"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace"
 	"github.com/agentrunner/runner/tools/exec/container"
@@ -43,6 +46,8 @@ func verifyContext(parent context.Context, deadline time.Time, now time.Time) (c
 type verification struct {
 	// changes is the comparison of the workspace before and after the agent.
 	changes *workspace.Changes
+	// diffs are the text diffs of the changes, for the pages only (nil: none made).
+	diffs *result.Diffs
 	// broken is set when the agent left the workspace so that verify files cannot go in.
 	broken     string
 	assertions []result.Assertion
@@ -69,7 +74,7 @@ func (r *runState) verify(p *prepared, a acted) verification {
 	case result.StopError:
 		v := guard(vctx, func() verification {
 			c, err := r.compare(vctx, p.env, p.dir, p.manifest)
-			return verification{changes: c, err: err}
+			return verification{changes: c, diffs: diffs(vctx, p, c), err: err}
 		})
 		v.err = a.out.Err
 		return v
@@ -85,7 +90,7 @@ func (r *runState) verify(p *prepared, a acted) verification {
 	if p.env != nil && t.Verify.FreshContainer {
 		return guard(vctx, func() verification { return r.verifyFresh(vctx, p, check) })
 	}
-	return guard(vctx, func() verification { return r.verifyNow(vctx, p.env, p.dir, p.manifest, check) })
+	return guard(vctx, func() verification { return r.verifyNow(vctx, p, check) })
 }
 
 // guard runs fn under ctx and gives up waiting abandonAfter past ctx's end, reporting
@@ -137,13 +142,49 @@ func (r *runState) compare(ctx context.Context, env *container.Container, dir st
 	return &c, nil
 }
 
+// diffBudget bounds the time the diffs take out of verification: at most this, and at
+// most a quarter of what is left, so however many files the agent wrote, the diffs
+// cannot make verification miss its deadline (what is not diffed in time is counted).
+const diffBudget = 2 * time.Second
+
+// diffs are the text diffs of what the agent changed (nil without a snapshot or changes).
+func diffs(ctx context.Context, p *prepared, c *workspace.Changes) *result.Diffs {
+	if p.texts == nil || c == nil || c.Total() == 0 {
+		return nil
+	}
+	budget := diffBudget
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(deadline)/4)
+	}
+	dctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	d := p.texts.Diffs(dctx, p.dir, *c)
+	return &d
+}
+
+// writeDiffs writes the diffs beside result.json, scrubbed like every output. A failure
+// costs the pages their diffs, nothing else.
+func (r *runState) writeDiffs(d *result.Diffs) {
+	if d == nil || r.out == "" {
+		return
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return
+	}
+	_ = scrub.WriteFile(filepath.Join(r.out, result.DiffsFile), append(b, '\n'), 0o644)
+}
+
 // verifyNow compares the workspace with the snapshot (before the verify files go in, so
 // they are not counted), adds the verify files and checks the assertions.
-func (r *runState) verifyNow(ctx context.Context, env *container.Container, dir string, m *workspace.Manifest, check *assert.Run) verification {
+func (r *runState) verifyNow(ctx context.Context, p *prepared, check *assert.Run) verification {
 	var v verification
-	if v.changes, v.err = r.compare(ctx, env, dir, m); v.err != nil {
+	env, dir := p.env, p.dir
+	if v.changes, v.err = r.compare(ctx, env, dir, p.manifest); v.err != nil {
 		return v
 	}
+	// Before the verify files go in; nothing of the verdict reads them.
+	v.diffs = diffs(ctx, p, v.changes)
 	r.checkNow(ctx, env, dir, check, &v)
 	return v
 }
@@ -161,6 +202,7 @@ func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.R
 	if v.changes, v.err = r.compare(ctx, p.env, p.dir, p.manifest); v.err != nil {
 		return v
 	}
+	v.diffs = diffs(ctx, p, v.changes)
 	dir, err := workspace.Create(r.opts.WorkspaceParent, r.t.Name+"-verify")
 	if err != nil {
 		v.err = fmt.Errorf("verification's workspace: %w", err)

@@ -50,7 +50,7 @@ func Get(name string) ([]byte, error) {
 	case "result":
 		s, err = reflect_(reflect.TypeFor[result.Scenario]())
 		if s != nil {
-			s.ID = IDPrefix + "result-v1.json"
+			s.ID = IDPrefix + "result-v2.json"
 			s.Title = "runner result.json: one scenario's record"
 		}
 	case "report":
@@ -83,6 +83,8 @@ var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	// Any JSON value, as written (tool arguments, an event's payload).
 	reflect.TypeFor[json.RawMessage](): {},
 	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
+	// Every duration: milliseconds, to the microsecond (result.Millis).
+	reflect.TypeFor[result.Millis](): {Type: "number", Description: "milliseconds"},
 	// The task file's approval block, as a start event records it: its fields carry the
 	// task schema's jsonschema tags (task_gen_test.go), which this library would read as
 	// descriptions; `runner schema task` describes it.

@@ -107,7 +107,7 @@ func TestTaskSchemaIsGenerated(t *testing.T) {
 func TestReportSchema(t *testing.T) {
 	s := compile(t, "report")
 	var b bytes.Buffer
-	run := result.Run{Started: time.Now(), Duration: time.Second, Scenarios: []result.Scenario{{Name: "a", File: "a.yaml",
+	run := result.Run{Started: time.Now(), Duration: result.Millis(time.Second), Scenarios: []result.Scenario{{Name: "a", File: "a.yaml",
 		Model: "oracle", Status: result.Passed, Stop: result.StopCompleted,
 		Assertions: []result.Assertion{{Kind: "completed", Passed: true, Message: "ok"}}}}}
 	assert.NilError(t, report.WriteJSON(&b, run))
@@ -115,6 +115,14 @@ func TestReportSchema(t *testing.T) {
 	assert.NilError(t, err)
 	assert.NilError(t, s.Validate(inst))
 	var doc map[string]any
-	assert.NilError(t, json.Unmarshal([]byte(`{"schema_version": 1, "runner_version": "x", "started": "2026-01-01T00:00:00Z", "duration_ns": 1, "totals": {"scenarios": "one"}, "scenarios": []}`), &doc))
+	assert.NilError(t, json.Unmarshal([]byte(`{"schema_version": 2, "runner_version": "x", "started": "2026-01-01T00:00:00Z", "duration_ms": 1.5, "totals": {"scenarios": "one"}, "scenarios": []}`), &doc))
 	assert.Assert(t, s.Validate(doc) != nil, "totals.scenarios as a string must not validate")
+
+	// Every duration is a number of milliseconds: the generated schema says so.
+	got, err := Get("result")
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Contains(got, []byte(`"duration_ms": {
+      "type": "number",
+      "description": "milliseconds"`)), "%s", got)
+	assert.Assert(t, !bytes.Contains(got, []byte(`_ns"`)))
 }

@@ -124,7 +124,7 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 	}
 	close(queue)
 	wg.Wait()
-	run.Duration = now().Sub(run.Started)
+	run.Duration = result.Millis(now().Sub(run.Started))
 	return run
 }
 

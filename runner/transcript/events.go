@@ -14,7 +14,9 @@ import (
 )
 
 // FormatVersion is the version of the transcript format, recorded in the start event.
-const FormatVersion = 1
+// 2: the usage's durations are *_ms like every other (version 1's eval_duration_ns and
+// load_duration_ns still read).
+const FormatVersion = 2
 
 // The payloads of the events, one type per event type: the writers (runner/agent,
 // runner/scenario), the reader (Event.Payload) and the JSON Schema (runner schema
@@ -70,25 +72,25 @@ type (
 	}
 	// Response is a model response.
 	Response struct {
-		Content    string           `json:"content,omitempty"`
-		ToolCalls  []model.ToolCall `json:"tool_calls,omitempty"`
-		Usage      model.Usage      `json:"usage"`
-		DurationMS float64          `json:"duration_ms"`
-		TokPerSec  float64          `json:"tokens_per_second,omitempty"`
+		Content   string           `json:"content,omitempty"`
+		ToolCalls []model.ToolCall `json:"tool_calls,omitempty"`
+		Usage     model.Usage      `json:"usage"`
+		Duration  result.Millis    `json:"duration_ms"`
+		TokPerSec float64          `json:"tokens_per_second,omitempty"`
 		// StopReason is the server's reason for ending the answer ("length": the token
 		// limit cut it off).
 		StopReason string `json:"stop_reason,omitempty"`
 	}
 	// ModelError is a failed model request.
 	ModelError struct {
-		Error      string  `json:"error"`
-		DurationMS float64 `json:"duration_ms"`
+		Error    string        `json:"error"`
+		Duration result.Millis `json:"duration_ms"`
 	}
 	// Retry is a failed model request that will be retried.
 	Retry struct {
-		Attempt int     `json:"attempt"` // the attempt that failed, from 1
-		Error   string  `json:"error"`
-		WaitMS  float64 `json:"wait_ms"` // the backoff before the next attempt
+		Attempt int           `json:"attempt"` // the attempt that failed, from 1
+		Error   string        `json:"error"`
+		Wait    result.Millis `json:"wait_ms"` // the backoff before the next attempt
 	}
 	// Decision is the approval policy's decision about a tool call.
 	Decision struct {
@@ -98,12 +100,12 @@ type (
 	}
 	// ToolCall is a tool call with its arguments, result and duration.
 	ToolCall struct {
-		ID         string          `json:"id"`
-		Name       string          `json:"name"`
-		Tool       string          `json:"tool,omitempty"`
-		Args       json.RawMessage `json:"args"`
-		Result     tools.Result    `json:"result"`
-		DurationMS float64         `json:"duration_ms"`
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Tool     string          `json:"tool,omitempty"`
+		Args     json.RawMessage `json:"args"`
+		Result   tools.Result    `json:"result"`
+		Duration result.Millis   `json:"duration_ms"`
 	}
 	// Reminder is the loop reminding the model to call a tool.
 	Reminder struct {
@@ -138,24 +140,24 @@ type (
 	// Environment is a task's container, started: the agent's, or with
 	// verify.fresh_container the one verification runs in (Verify), from ImageID.
 	Environment struct {
-		Engine    string `json:"engine"`
-		Image     string `json:"image"`
-		ImageID   string `json:"image_id,omitempty"`
-		Verify    bool   `json:"verify,omitempty"`
-		Container string `json:"container"`
-		Workdir   string `json:"workdir"`
-		VerifyDir string `json:"verify_dir"`
-		RunID     string `json:"run_id"`
-		BuildMS   int64  `json:"build_ms,omitempty"`
-		StartMS   int64  `json:"start_ms"`
+		Engine    string        `json:"engine"`
+		Image     string        `json:"image"`
+		ImageID   string        `json:"image_id,omitempty"`
+		Verify    bool          `json:"verify,omitempty"`
+		Container string        `json:"container"`
+		Workdir   string        `json:"workdir"`
+		VerifyDir string        `json:"verify_dir"`
+		RunID     string        `json:"run_id"`
+		Build     result.Millis `json:"build_ms,omitempty"`
+		Start     result.Millis `json:"start_ms"`
 	}
 	// End is the scenario's final status.
 	End struct {
-		Status     result.Status     `json:"status"`
-		Stop       result.StopReason `json:"stop_reason"`
-		Reason     string            `json:"reason"`
-		Steps      int               `json:"steps"`
-		DurationMS int64             `json:"duration_ms"`
+		Status   result.Status     `json:"status"`
+		Stop     result.StopReason `json:"stop_reason"`
+		Reason   string            `json:"reason"`
+		Steps    int               `json:"steps"`
+		Duration result.Millis     `json:"duration_ms"`
 	}
 )
 

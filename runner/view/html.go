@@ -52,7 +52,6 @@ var funcs = template.FuncMap{
 	},
 	"short":  func(s string) string { return Short(s, limitReason) },
 	"clean":  Clean,
-	"ms":     MS,
 	"dur":    Duration,
 	"bytes":  Bytes,
 	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
@@ -65,7 +64,8 @@ var funcs = template.FuncMap{
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"lower":  func(s string) string { return strings.ToLower(Clean(s)) },
 	"deref":  func(f *float64) float64 { return *f },
-	"i2f":    func(n int64) float64 { return float64(n) },
+	"diff":   func(d result.FileDiff) Diff { return NewDiff(d, limitText) },
+	"change": statusClass,
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentrunner/runner/runner/result"
 )
@@ -39,7 +40,7 @@ func WriteList(w io.Writer, entries []Entry, colour bool) error {
 	p := colours(colour)
 	for _, e := range entries {
 		line := fmt.Sprintf("%s %s%s%s  %s  %d steps  %s", p.status(e.Status), p.bold, Clean(e.DisplayName()), p.reset,
-			Clean(e.Model), e.Steps, Duration(e.Duration))
+			Clean(e.Model), e.Steps, Duration(result.Millis(e.Duration.Duration())))
 		if e.Reason != "" {
 			line += "  " + p.dim + Short(e.Reason, 100) + p.reset
 		}
@@ -108,7 +109,7 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 	for _, s := range st.Turns {
 		head := fmt.Sprintf("\n%sstep %d%s", p.bold, s.N, p.reset)
 		if s.Response != nil {
-			head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, MS(s.Response.DurationMS), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
+			head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, Duration(s.Response.Duration), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
 		}
 		line("%s", head)
 		for _, r := range s.Retries {
@@ -136,7 +137,7 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 					ok = p.red + string(c.Result.Error.Code) + p.reset
 				}
 			}
-			line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, MS(c.DurationMS), ok)
+			line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
 			if args, isObj := Args(c.Args); isObj {
 				for _, a := range args {
 					line("    %s%s:%s %s", p.dim, Clean(a.Key), p.reset, indent(Clean(a.Value), "      ", showArgLines))
@@ -164,6 +165,9 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 			line("  %s- %s%s", p.red, Clean(x), p.reset)
 		}
 	}
+	if d := st.Diffs; d != nil {
+		showDiffs(line, p, d)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -186,4 +190,51 @@ func indent(s, prefix string, max int) string {
 		out += fmt.Sprintf("\n%s… %d more lines", prefix, more)
 	}
 	return out
+}
+
+// maxShownDiffLines bounds each file's diff in the terminal; the page and changes.json
+// have more.
+const maxShownDiffLines = 200
+
+// showDiffs prints the text diffs, each line cleaned (no escape of the agent's reaches
+// the terminal), coloured by the palette only.
+func showDiffs(line func(string, ...any), p palette, d *result.Diffs) {
+	line("\n%sdiffs%s", p.bold, p.reset)
+	if d.Note != "" {
+		line("  %s%s%s", p.dim, Clean(d.Note), p.reset)
+	}
+	for _, f := range d.Files {
+		if f.Diff == "" {
+			line("  %s%s%s: no diff: %s", p.dim, Clean(f.Path), p.reset, Clean(f.Skipped))
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n")
+		more := len(lines) - maxShownDiffLines
+		if more > 0 {
+			lines = lines[:maxShownDiffLines]
+		}
+		for i, l := range lines {
+			colour := ""
+			switch lineClass(i, l) {
+			case "add":
+				colour = p.green
+			case "del":
+				colour = p.red
+			case "hunk", "head":
+				colour = p.dim
+			}
+			line("  %s%s%s", colour, cutLine(Clean(l), 400), p.reset)
+		}
+		if more > 0 || f.Truncated {
+			line("  %s… more in changes.json%s", p.dim, p.reset)
+		}
+	}
+}
+
+// cutLine keeps at most n runes of a line, its spaces as they are.
+func cutLine(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -1,9 +1,9 @@
 // Package view turns an output directory into static pages people open first after a
 // run: OUT/index.html lists every scenario, OUT/<scenario>/index.html tells one
 // scenario's whole story (prompts, steps, tool calls, policy decisions, files, assertions,
-// judge). Everything is rebuilt from the result.json files and transcripts alone, so
-// older, downloaded or merged output works too; the same story is printed in the
-// terminal by `runner show` (WriteText).
+// judge, the text diffs). Everything is rebuilt from the result.json files, transcripts
+// and changes.json alone, so older, downloaded or merged output works too; the same story
+// is printed in the terminal by `runner show` (WriteText).
 package view
 
 import (
@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,8 +98,11 @@ type Story struct {
 	Environment *transcript.Environment
 	MCP         []transcript.MCP
 	// Turns are the agent's steps (model request, response, tool calls), in order.
-	Turns  []*Step
-	Files  *result.FileChanges
+	Turns []*Step
+	Files *result.FileChanges
+	// Diffs are the text diffs of the agent's changes (changes.json), nil when the run
+	// recorded none.
+	Diffs  *result.Diffs
 	Judges []transcript.Judge
 	End    *transcript.End
 	// Problem says why the transcript could not be read in full ("" when it could).
@@ -194,7 +198,30 @@ func ReadStory(out string, e Entry) *Story {
 	if st.Files == nil {
 		st.Files = e.FilesChanged
 	}
+	st.Diffs = readDiffs(filepath.Join(out, filepath.FromSlash(e.Dir), result.DiffsFile))
 	return st
+}
+
+// maxDiffsFile bounds how much of a changes.json is read: runner writes at most about
+// 1 MiB of diffs; a bigger file was not written by it and is not shown.
+const maxDiffsFile = 4 << 20
+
+// readDiffs reads a scenario's changes.json; nil when there is none or it is not one.
+func readDiffs(path string) *result.Diffs {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxDiffsFile+1))
+	if err != nil || len(b) > maxDiffsFile {
+		return nil
+	}
+	var d result.Diffs
+	if json.Unmarshal(b, &d) != nil || len(d.Files) == 0 && d.Note == "" {
+		return nil
+	}
+	return &d
 }
 
 // Arg is one argument of a tool call, for reading: strings as they are (a file's

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrunner/runner/runner/result"
 )
 
 // Clean makes agent-produced text displayable: invalid UTF-8 becomes U+FFFD and control
@@ -133,7 +135,8 @@ func Bytes(n int) string {
 }
 
 // Duration is d rounded for reading: 850ms, 12.3s, 4m05s.
-func Duration(d time.Duration) string {
+func Duration(m result.Millis) string {
+	d := m.Duration()
 	switch {
 	case d <= 0:
 		return "0s"
@@ -146,6 +149,3 @@ func Duration(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 }
-
-// MS is Duration for a float of milliseconds, as transcripts store them.
-func MS(ms float64) string { return Duration(time.Duration(ms * float64(time.Millisecond))) }

@@ -94,6 +94,7 @@ func TestHostileTextIsInert(t *testing.T) {
 	out := t.TempDir()
 	s, events := hostileScenario(hostile + "\n" + strings.Repeat("y", 300_000))
 	writeScenario(t, out, "odd: dir #1 ?x", s, events)
+	writeDiffs(t, out, "odd: dir #1 ?x", hostileDiffs())
 	index, err := Write(out)
 	assert.NilError(t, err)
 	for _, page := range []string{index, filepath.Join(out, "odd: dir #1 ?x", Page)} {
@@ -142,6 +143,35 @@ func TestHostileTextIsInert(t *testing.T) {
 	p, _ := os.ReadFile(filepath.Join(out, "odd: dir #1 ?x", Page))
 	assert.Check(t, is.Contains(string(p), "more in transcript.jsonl"))
 	assert.Check(t, len(p) < 200_000, "page is %d bytes", len(p))
+	// The diffs are there, as text: escaped, the long one folded and cut, the binary
+	// file named with the reason.
+	for _, want := range []string{
+		`<span class="add">&#43;&lt;/pre&gt;&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;`,
+		"more in changes.json", "no diff: binary",
+		`<details class="diff"><summary>`,      // the long diff starts folded
+		`<details class="diff" open><summary>`, // a short one open
+	} {
+		assert.Check(t, strings.Contains(string(p), want), "%q not on the page", want)
+	}
+}
+
+// hostileDiffs are diffs of files the agent wrote to break out of the page: markup in
+// the path and the lines, a script end tag, escapes, a 300 KB line, a long diff, binary.
+func hostileDiffs() result.Diffs {
+	long := "--- a/long.txt\n+++ b/long.txt\n@@ -1,100 +1,100 @@\n" + strings.Repeat("-old\n+"+hostile+"\n", 100)
+	return result.Diffs{Note: hostile, Files: []result.FileDiff{
+		{Path: hostile, Status: result.DiffCreated, Added: 2, Diff: "--- /dev/null\n+++ b/" + hostile + "\n@@ -0,0 +1,2 @@\n+" + hostile + "\n+" + strings.Repeat("z", 300_000) + "\n"},
+		{Path: "long.txt", Status: result.DiffChanged, Added: 100, Removed: 100, Diff: long},
+		{Path: "blob.bin", Status: result.DiffChanged, Skipped: "binary"},
+	}}
+}
+
+// writeDiffs writes a scenario's changes.json.
+func writeDiffs(t testing.TB, out, dir string, d result.Diffs) {
+	t.Helper()
+	b, err := json.Marshal(d)
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(out, dir, result.DiffsFile), b, 0o644))
 }
 
 // TestTenMegabyteResult: a 10 MB tool result (a transcript written by hand or by an
@@ -208,7 +238,7 @@ func manyScenarios(t testing.TB, out string, n int) {
 		}
 		writeScenario(t, out, fmt.Sprintf("task-%04d #%d", i/3, i%3+1), result.Scenario{
 			Name: fmt.Sprintf("task-%04d", i/3), File: fmt.Sprintf("tasks/task-%04d.yaml", i/3), Model: "ollama:qwen3:4b",
-			Repeat: i % 3, Repeats: 3, Index: i, Status: st, Reason: reason, Steps: 12, Duration: 93 * time.Second,
+			Repeat: i % 3, Repeats: 3, Index: i, Status: st, Reason: reason, Steps: 12, Duration: result.Millis(93 * time.Second),
 			Usage: result.Usage{PromptTokens: 12000, CompletionTokens: 900},
 		}, nil)
 	}
@@ -343,6 +373,7 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	out := t.TempDir()
 	s, events := hostileScenario(hostile)
 	writeScenario(t, out, "h", s, events)
+	writeDiffs(t, out, "h", hostileDiffs())
 	entries, err := Load(out)
 	assert.NilError(t, err)
 	st := ReadStory(out, entries[0])
@@ -352,6 +383,9 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	assert.Check(t, !strings.Contains(plain.String(), "\x1b"), plain.String())
 	assert.Check(t, is.Contains(plain.String(), `\x1b[31mred`))
 	assert.Check(t, is.Contains(plain.String(), "denied by"))
+	assert.Check(t, is.Contains(plain.String(), "  -old\n  +</pre></script>"), "the diff's lines, as text")
+	assert.Check(t, is.Contains(plain.String(), "blob.bin: no diff: binary"))
+	assert.Check(t, is.Contains(plain.String(), "… more in changes.json"), "the diff is cut in the terminal")
 	// With colour, the only escapes are the palette's.
 	rest := colour.String()
 	for _, e := range []string{"\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"} {
@@ -362,4 +396,99 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	assert.NilError(t, WriteList(&list, entries, false))
 	assert.Check(t, is.Contains(list.String(), "FAIL hostile"))
 	assert.Check(t, !strings.Contains(list.String(), "\x1b"))
+}
+
+// TestOlderOutputWithNanoseconds: an output directory written before every duration
+// became *_ms (result.json's duration_ns, model_time_ns, tool_time_ns; transcript usage's
+// eval_duration_ns; integer duration_ms) still shows its times in the index, the page and
+// `runner show`.
+func TestOlderOutputWithNanoseconds(t *testing.T) {
+	const out = "testdata/old-ns"
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1)
+	e := entries[0]
+	assert.Equal(t, e.Duration.Duration(), 12345*time.Millisecond)
+	assert.Equal(t, e.ModelTime.Duration(), 2500*time.Millisecond)
+	st := ReadStory(out, e)
+	assert.Equal(t, st.Problem, "")
+	assert.Equal(t, st.Turns[0].Response.Usage.EvalDuration.Duration(), 2*time.Second)
+	var index, page, text bytes.Buffer
+	assert.NilError(t, WriteIndex(&index, entries, "old", time.Unix(0, 0)))
+	assert.Check(t, is.Contains(index.String(), ">12.3s<"))
+	assert.NilError(t, WritePage(&page, st))
+	assert.Check(t, is.Contains(page.String(), "12.3s (model 2.5s, tools 750ms)"))
+	assert.Check(t, is.Contains(page.String(), "<span>2.5s</span>"), "the step's model time")
+	assert.NilError(t, WriteText(&text, st, false))
+	assert.Check(t, is.Contains(text.String(), "12.3s"), text.String())
+	assert.Check(t, is.Contains(text.String(), "750ms"), text.String())
+}
+
+// TestDiffPageInChromium opens a scenario page with hostile diffs in headless Chromium:
+// no script of the agent's runs (alert is trapped), the diff's lines are text, the short
+// diff is open with its added lines shaded green, the long one folded.
+func TestDiffPageInChromium(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is missing in CI: .ci/run installs it")
+		}
+		t.Skip("chromium not installed (Debian package chromium)")
+	}
+	out := t.TempDir()
+	s, events := hostileScenario("ok")
+	s.Assertions, s.SandboxGaps = nil, nil // the diffs at the top of the screenshot
+	writeScenario(t, out, "d", s, events[:1])
+	d := hostileDiffs()
+	d.Files[0].Diff = "--- /dev/null\n+++ b/x\n@@ -0,0 +1,3 @@\n+" + hostile + "\n+added line\n+another\n"
+	writeDiffs(t, out, "d", d)
+	_, err := Write(out)
+	assert.NilError(t, err)
+	b, err := os.ReadFile(filepath.Join(out, "d", Page))
+	assert.NilError(t, err)
+	trap := `<script>window.alert=function(m){document.documentElement.setAttribute("data-alert",String(m))};` +
+		`window.onerror=function(m){document.documentElement.setAttribute("data-error",String(m))};</script>`
+	// Only the diffs on the page, so they are on the screenshot.
+	page := strings.Replace(string(b), "<head>", "<head>"+trap, 1)
+	page = page[:strings.Index(page, "<main>")+len("<main>")] + page[strings.Index(page, `<h3 class="sub">`):]
+	path := filepath.Join(out, "d", "probe.html")
+	assert.NilError(t, os.WriteFile(path, []byte(page), 0o644))
+
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--hide-scrollbars", "--dump-dom", "--screenshot="+shot,
+		"--window-size=1000,700", "file://"+path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	assert.NilError(t, cmd.Run(), "chromium: %s", stderr.String())
+	dom := stdout.String()
+	assert.Check(t, !strings.Contains(dom, `data-alert="`), "the agent's script ran")
+	assert.Check(t, !strings.Contains(dom, `data-error="`), "script error")
+	assert.Check(t, is.Contains(dom, `<span class="add">+added line</span>`))
+	assert.Check(t, is.Contains(dom, `+&lt;/pre&gt;&lt;/script&gt;&lt;script&gt;alert(1)`), "the markup is text")
+	assert.Check(t, is.Contains(dom, `<details class="diff" open="">`))
+	assert.Check(t, is.Contains(dom, `<details class="diff"><summary><span class="warn">changed</span> <code>long.txt</code>`))
+
+	f, err := os.Open(shot)
+	assert.NilError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	assert.NilError(t, err)
+	green := 0
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if near(color.RGBAModel.Convert(img.At(x, y)).(color.RGBA), color.RGBA{0xe6, 0xff, 0xec, 0xff}) {
+				green++
+			}
+		}
+	}
+	assert.Check(t, green > 200, "the added lines are not shaded on the screenshot (%d green pixels)", green)
 }

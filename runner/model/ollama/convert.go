@@ -11,6 +11,7 @@ import (
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/internal/msgcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/format"
 )
@@ -188,8 +189,8 @@ func (a *accumulator) response(step int) *model.Response {
 		Usage: model.Usage{
 			PromptTokens:     a.metrics.PromptEvalCount,
 			CompletionTokens: a.metrics.EvalCount,
-			EvalDuration:     a.metrics.EvalDuration,
-			LoadDuration:     a.metrics.LoadDuration,
+			EvalDuration:     result.Millis(a.metrics.EvalDuration),
+			LoadDuration:     result.Millis(a.metrics.LoadDuration),
 		},
 	}
 }

@@ -98,6 +98,6 @@ func TestStopReasonAndLoadDuration(t *testing.T) {
 	resp, err := m.Step(context.Background(), request())
 	assert.NilError(t, err)
 	assert.Equal(t, resp.StopReason, model.StopLength)
-	assert.Equal(t, resp.Usage.LoadDuration, 1500*time.Millisecond)
+	assert.Equal(t, resp.Usage.LoadDuration.Duration(), 1500*time.Millisecond)
 	assert.Assert(t, resp.Usage.Loaded())
 }
