@@ -25,6 +25,7 @@ func importCommand(stdio IO) *cli.Command {
 	}
 	sort.Strings(names)
 	var out string
+	var fresh bool
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "convert benchmark task directories (" + strings.Join(names, ", ") + ") into runner task files",
@@ -34,6 +35,7 @@ func importCommand(stdio IO) *cli.Command {
 			"Exit codes: 0 every task converted; 1 some were skipped; 2 usage error.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Destination: &out, Value: "imported", Usage: "directory for the task files"},
+			&cli.BoolFlag{Name: "fresh-container", Destination: &fresh, Usage: "verify every task in a new container of its image (verify.fresh_container), not the agent's: for tests that need only the workdir"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -43,7 +45,7 @@ func importCommand(stdio IO) *cli.Command {
 			if !ok {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("import: unknown format %q; known: %s", c.Args().Get(0), strings.Join(names, ", "))}
 			}
-			outcomes, err := importer.Import(f, c.Args().Get(1), out, stdio.Stdout)
+			outcomes, err := importer.ImportWith(f, c.Args().Get(1), out, stdio.Stdout, importer.Options{FreshContainer: fresh})
 			if err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}

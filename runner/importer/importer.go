@@ -44,6 +44,12 @@ type Spec struct {
 	// holds 1 (the format's own pass criterion).
 	ScoreFile    string
 	RewardPasses bool
+	// FreshContainer verifies in a new container of the image, on the final workspace
+	// (verify.fresh_container), not in the agent's.
+	FreshContainer bool
+	// AgentContainer, when the tests run in the agent's container, says why: a comment on
+	// the task file's verify:.
+	AgentContainer string
 	// Solution is the reference solution script ("" when there is none).
 	Solution string
 	// Notes are features that could not be carried over, reported to the user.
@@ -108,8 +114,15 @@ func (s Spec) Marshal(outDir string) ([]byte, error) {
 		}
 		verify = append(verify, yaml.MapItem{Key: "files", Value: files})
 	}
+	if s.FreshContainer {
+		verify = append(verify, yaml.MapItem{Key: "fresh_container", Value: true})
+	}
+	comments := yaml.CommentMap{}
 	if len(verify) > 0 {
 		add("verify", verify)
+		if s.AgentContainer != "" {
+			comments["$.verify"] = []*yaml.Comment{yaml.HeadComment(wrap("verify.fresh_container is not set: "+s.AgentContainer+".", 90)...)}
+		}
 	}
 	check := yaml.MapSlice{{Key: "run", Value: text(s.TestCommand)}}
 	if s.Format != "" {
@@ -136,11 +149,26 @@ func (s Spec) Marshal(outDir string) ([]byte, error) {
 			yaml.MapSlice{{Key: "task_complete", Value: yaml.MapSlice{{Key: "summary", Value: "Ran the reference solution."}}}},
 		})
 	}
-	body, err := yaml.MarshalWithOptions(doc, yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true))
+	body, err := yaml.MarshalWithOptions(doc, yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true), yaml.WithComment(comments))
 	if err != nil {
 		return nil, fmt.Errorf("task %s: %w", s.Name, err)
 	}
 	return append([]byte("# yaml-language-server: $schema=https://raw.githubusercontent.com/agentrunner/runner/main/runner/task/task.schema.json\n"), body...), nil
+}
+
+// wrap breaks s into lines of at most width bytes at spaces (a longer word stays whole),
+// each starting with a space, for a comment.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		line += " " + w
+	}
+	return append(lines, line)
 }
 
 // quoted is a string written as a double-quoted YAML scalar (JSON's escapes are YAML's).
@@ -207,6 +235,19 @@ type Format struct {
 	IsTask func(dir string) bool
 	// Convert reads one task directory. An error means the task cannot be run at all.
 	Convert func(dir string) (Spec, error)
+	// AgentContainer, when set, says why the format's tests run in the agent's container
+	// (its harness runs them there, and they may check what the agent did outside the
+	// workdir): the imported tasks then leave verify.fresh_container unset and carry this
+	// as a note, unless Options.FreshContainer. Empty: the tests need only the workdir,
+	// and every task verifies in a fresh container.
+	AgentContainer string
+}
+
+// Options change how tasks are imported.
+type Options struct {
+	// FreshContainer sets verify.fresh_container on every task: the user knows the tests
+	// need only the workdir, whatever the format's harness allows in general.
+	FreshContainer bool
 }
 
 // Outcome is what became of one task directory.
@@ -221,6 +262,11 @@ type Outcome struct {
 // outDir, reporting each task on w. It returns the outcomes, and an error when root holds
 // no task of the format.
 func Import(f Format, root, outDir string, w io.Writer) ([]Outcome, error) {
+	return ImportWith(f, root, outDir, w, Options{})
+}
+
+// ImportWith is Import with options.
+func ImportWith(f Format, root, outDir string, w io.Writer, opts Options) ([]Outcome, error) {
 	dirs, err := taskDirs(f, root)
 	if err != nil {
 		return nil, err
@@ -233,6 +279,10 @@ func Import(f Format, root, outDir string, w io.Writer) ([]Outcome, error) {
 		o := Outcome{Dir: dir}
 		spec, err := f.Convert(dir)
 		if err == nil {
+			spec.FreshContainer = opts.FreshContainer || f.AgentContainer == ""
+			if !spec.FreshContainer {
+				spec.AgentContainer = f.AgentContainer
+			}
 			o.Notes = spec.Notes
 			o.File = filepath.Join(outDir, spec.Name+".yaml")
 			var data []byte
@@ -245,6 +295,10 @@ func Import(f Format, root, outDir string, w io.Writer) ([]Outcome, error) {
 		}
 		out = append(out, o)
 		report(w, o)
+	}
+	if !opts.FreshContainer && f.AgentContainer != "" {
+		// Once, not per task: every task of the format verifies alike.
+		fmt.Fprintf(w, "note: verify.fresh_container is not set: %s\n", f.AgentContainer)
 	}
 	return out, nil
 }

@@ -357,3 +357,36 @@ func TestTerminalBenchRunTestsPrecedence(t *testing.T) {
 	assert.Equal(t, len(tk.Verify.Files), 0)
 	assert.Equal(t, len(o.Notes), 0, "%v", o.Notes)
 }
+
+// TestImportVerifiesWhereTheHarnessDoes: Terminal-Bench and Harbor run the tests in the
+// agent's container, so imported tasks do too, saying why in the task file and once on
+// the console; --fresh-container (Options.FreshContainer) sets verify.fresh_container.
+func TestImportVerifiesWhereTheHarnessDoes(t *testing.T) {
+	for _, f := range []struct {
+		format importer.Format
+		src    string
+		why    string
+	}{
+		{terminalbench.Format, "terminal-bench/tb-hello", "# verify.fresh_container is not set: Terminal-Bench runs the tests in the agent's"},
+		{harbor.Format, "harbor/harbor-hello", "# verify.fresh_container is not set: Harbor's verifier runs tests/test.sh in the agent's"},
+	} {
+		src, _ := filepath.Abs(filepath.Join(fixtures, f.src))
+		tk, o, log := importOne(t, f.format, src)
+		assert.Assert(t, !tk.Verify.FreshContainer)
+		b, err := os.ReadFile(o.File)
+		assert.NilError(t, err)
+		assert.Assert(t, strings.Contains(string(b), f.why+"\n"), "%s", b)
+		assert.Equal(t, strings.Count(log, "note: verify.fresh_container is not set"), 1, log)
+
+		out := t.TempDir()
+		var buf bytes.Buffer
+		outcomes, err := importer.ImportWith(f.format, src, out, &buf, importer.Options{FreshContainer: true})
+		assert.NilError(t, err)
+		assert.NilError(t, outcomes[0].Err)
+		tk = load(t, outcomes[0].File)
+		assert.Assert(t, tk.Verify.FreshContainer)
+		b, err = os.ReadFile(outcomes[0].File)
+		assert.NilError(t, err)
+		assert.Assert(t, !strings.Contains(string(b)+buf.String(), "is not set"), "%s", b)
+	}
+}

@@ -40,43 +40,81 @@ var runID = sync.OnceValue(container.NewRunID)
 // under prepCtx (no scenario timeout), and starts its container under ctx with the
 // workspace dir mounted at the workdir. A missing engine, a failed build or start is an
 // error carrying the engine's message: a scenario error.
-func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*container.Container, error) {
+func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*container.Container, string, error) {
 	env := r.t.Environment
 	e, err := findEngine(r.opts.Engine)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	image, began := env.Image, time.Now()
 	var buildTime time.Duration
 	if env.Dockerfile != "" {
 		if image, err = e.Build(prepCtx, r.t.DockerfilePath()); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		buildTime = time.Since(began)
 	}
 	// The workspace starts from what the image has at the workdir, which the mount hides.
 	files, err := e.ImageFiles(prepCtx, image, env.Workdir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := workspace.CopyDir(files, dir); err != nil {
-		return nil, fmt.Errorf("image files: %w", err)
+		return nil, "", fmt.Errorf("image files: %w", err)
 	}
+	began = time.Now()
+	c, err := e.Start(ctx, r.containerConfig(image, dir))
+	if err != nil {
+		return nil, "", err
+	}
+	var imageID string
+	if r.t.Verify.FreshContainer {
+		// The image verification will start from: this container's, by id, as the engine
+		// recorded it, not a tag another build may move meanwhile.
+		if imageID, err = c.ImageID(ctx); err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+			defer cancel()
+			_ = c.Remove(rctx)
+			return nil, "", err
+		}
+	}
+	_ = r.record(0, transcript.Environment{
+		Engine: e.Name(), Image: image, ImageID: imageID, Container: c.ID(), Workdir: c.Workdir(), VerifyDir: env.VerifyDir,
+		RunID: c.RunID(), Build: result.Millis(buildTime), Start: result.Millis(time.Since(began)),
+	})
+	return c, imageID, nil
+}
+
+// containerConfig is the task's container with dir mounted at its workdir: the agent's,
+// and with verify.fresh_container verification's, alike in image, network and limits.
+func (r *runState) containerConfig(image, dir string) container.Config {
+	env := r.t.Environment
 	id := r.opts.RunID
 	if id == "" {
 		id = runID()
 	}
-	began = time.Now()
-	c, err := e.Start(ctx, container.Config{
+	return container.Config{
 		Image: image, Workspace: dir, Workdir: env.Workdir, Network: env.Network,
 		CPUs: env.CPUs, MemoryMB: env.MemoryMB, User: env.User, Pids: r.t.Limits.Processes, RunID: id, Scenario: r.t.Name,
-	})
+	}
+}
+
+// startVerifyEnvironment starts verification's own container (verify.fresh_container):
+// a new one from imageID, the image the agent's container started from, with dir (a copy
+// of the final workspace) mounted at the workdir, the same network and limits.
+func (r *runState) startVerifyEnvironment(ctx context.Context, imageID, dir string) (*container.Container, error) {
+	e, err := findEngine(r.opts.Engine)
 	if err != nil {
 		return nil, err
 	}
+	began := time.Now()
+	c, err := e.Start(ctx, r.containerConfig(imageID, dir))
+	if err != nil {
+		return nil, fmt.Errorf("verification's container: %w", err)
+	}
 	_ = r.record(0, transcript.Environment{
-		Engine: e.Name(), Image: image, Container: c.ID(), Workdir: c.Workdir(), VerifyDir: env.VerifyDir,
-		RunID: id, Build: result.Millis(buildTime), Start: result.Millis(time.Since(began)),
+		Engine: e.Name(), Image: imageID, ImageID: imageID, Verify: true, Container: c.ID(), Workdir: c.Workdir(),
+		VerifyDir: r.t.Environment.VerifyDir, RunID: c.RunID(), Start: result.Millis(time.Since(began)),
 	})
 	return c, nil
 }

@@ -41,6 +41,8 @@ type prepared struct {
 	ws           *tools.Workspace
 	env          *container.Container // the task's container, nil without environment:
 	manifest     *workspace.Manifest
+	// imageID is the image env started from, by id (verify.fresh_container only).
+	imageID string
 	// texts is the snapshot's text content, for the diffs of what the agent changed: in
 	// this process's memory, out of the agent's reach (nil when it could not be taken).
 	texts *workspace.Texts
@@ -172,7 +174,7 @@ func (r *runState) prepareWorkspace(p *prepared) error {
 	p.onClose(cancel)
 	if t.Environment != nil {
 		// only Ctrl-C stops the build (p.parent); the start is under the timeout
-		if p.env, err = r.startEnvironment(p.parent, ctx, dir); err != nil {
+		if p.env, p.imageID, err = r.startEnvironment(p.parent, ctx, dir); err != nil {
 			return fmt.Errorf("environment: %w", err)
 		}
 		env := p.env

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -81,13 +82,15 @@ func (r *runState) verify(p *prepared, a acted) verification {
 		return verification{err: errInterrupted}
 	}
 	out, t := a.out, r.t
-	return guard(vctx, func() verification {
-		return r.verifyNow(vctx, p, &assert.Run{
-			Workspace: p.dir, Completed: out.Stop == result.StopCompleted, Summary: out.Summary, Steps: out.Steps,
-			Calls: out.Calls, Env: t.Env, Wrap: p.sandbox, Network: t.Network, Limits: t.Limits,
-			CacheDir: r.opts.CacheDir, Judge: r.judgeEnv(t),
-		})
-	})
+	check := &assert.Run{
+		Workspace: p.dir, Completed: out.Stop == result.StopCompleted, Summary: out.Summary, Steps: out.Steps,
+		Calls: out.Calls, Env: t.Env, Wrap: p.sandbox, Network: t.Network, Limits: t.Limits,
+		CacheDir: r.opts.CacheDir, Judge: r.judgeEnv(t),
+	}
+	if p.env != nil && t.Verify.FreshContainer {
+		return guard(vctx, func() verification { return r.verifyFresh(vctx, p, check) })
+	}
+	return guard(vctx, func() verification { return r.verifyNow(vctx, p, check) })
 }
 
 // guard runs fn under ctx and gives up waiting abandonAfter past ctx's end, reporting
@@ -182,20 +185,76 @@ func (r *runState) verifyNow(ctx context.Context, p *prepared, check *assert.Run
 	}
 	// Before the verify files go in; nothing of the verdict reads them.
 	v.diffs = diffs(ctx, p, v.changes)
+	r.checkNow(ctx, env, dir, check, &v)
+	return v
+}
+
+// verifyFresh is verifyNow for verify.fresh_container. The agent's container is stopped
+// first: no process the agent left there (or that a program it replaced would start)
+// runs while the workspace is compared and checked. The checks then run in a new
+// container of the image the agent's started from, by id, on a copy of the final
+// workspace: what the agent changed outside the workspace (a test tool replaced by
+// `exit 0`, /bin/sh) takes no part, and the agent's workspace stays as it left it.
+func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.Run) (v verification) {
+	if v.err = p.env.Stop(ctx); v.err != nil {
+		return v
+	}
+	if v.changes, v.err = r.compare(ctx, p.env, p.dir, p.manifest); v.err != nil {
+		return v
+	}
+	v.diffs = diffs(ctx, p, v.changes)
+	dir, err := workspace.Create(r.opts.WorkspaceParent, r.t.Name+"-verify")
+	if err != nil {
+		v.err = fmt.Errorf("verification's workspace: %w", err)
+		return v
+	}
+	defer func() { _ = workspace.Remove(dir) }()
+	if err := workspace.Clone(ctx, p.dir, dir); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			// The agent made its workspace unreadable to the runner (a rootless engine
+			// with a task user can do so honestly: SECURITY.md). Never a pass.
+			v.broken = "the agent broke the workspace: it cannot be copied for verification: " + err.Error()
+			return v
+		}
+		v.err = fmt.Errorf("verification's workspace: %w", err)
+		return v
+	}
+	env, err := r.startVerifyEnvironment(ctx, p.imageID, dir)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	defer func() {
+		// Removed here, not by the scenario: a verification abandoned at the deadline still
+		// cleans up after itself. A container left behind is the infrastructure's failure.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		if err := env.Remove(rctx); err != nil && v.err == nil {
+			v.err = err
+		}
+	}()
+	check.Workspace, check.Wrap = dir, env
+	r.checkNow(ctx, env, dir, check, &v)
+	return v
+}
+
+// checkNow adds the verify files (to dir, or env's verify_dir) and checks the assertions
+// and the score into v.
+func (r *runState) checkNow(ctx context.Context, env *container.Container, dir string, check *assert.Run, v *verification) {
 	if err := r.addVerify(ctx, env, dir); err != nil {
 		var broken *workspace.BrokenError
 		if errors.As(err, &broken) {
 			v.broken = "the agent broke the workspace: " + broken.Error()
-			return v
+			return
 		}
 		v.err = err
-		return v
+		return
 	}
 	if r.t.Score != nil {
 		// A reward file the agent wrote must not count: the tests write it afresh.
 		if err := assert.ClearScore(ctx, r.t.Score, check); err != nil {
 			v.err = fmt.Errorf("score: %w", err)
-			return v
+			return
 		}
 	}
 	v.assertions = assert.CheckAll(ctx, r.t.Assert, check)
@@ -206,5 +265,4 @@ func (r *runState) verifyNow(ctx context.Context, p *prepared, check *assert.Run
 		score, note := assert.Score(ctx, r.t.Score, check, v.assertions)
 		v.score, v.scoreNote = &score, note
 	}
-	return v
 }

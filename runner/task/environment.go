@@ -186,4 +186,7 @@ func (l *loader) checkAbsPaths() {
 	for _, a := range l.absPaths {
 		l.d.fail(a.at, a.field, "an absolute path needs environment: (it names a path inside the container); use a workspace path")
 	}
+	if a := l.freshAt; a != nil {
+		l.d.fail(a.at, a.field, "a fresh container needs environment: (verification runs in a new container of its image); without one, drop fresh_container")
+	}
 }

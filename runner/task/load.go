@@ -126,6 +126,7 @@ type loader struct {
 	definedNames []string
 	mcpNames     []string
 	absPaths     []absPath
+	freshAt      *absPath // verify.fresh_container: true, which needs environment:
 	// toolFiles are the files tools and servers may read, checked once verify is known.
 	toolFiles []toolFile
 
@@ -413,6 +414,11 @@ func (l *loader) files(n ast.Node, field string, known []string, setup, protect 
 			l.t.Workspace.Template = l.templateGlobs(e.value, f)
 		case "protect":
 			*protect = l.protectGlobs(e.value, f)
+		case "fresh_container":
+			if b, ok := d.boolean(e.value, f); ok && b {
+				l.t.Verify.FreshContainer = true
+				l.freshAt = &absPath{e.value, f}
+			}
 		}
 	})
 	return files, copyDir

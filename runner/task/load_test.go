@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -356,4 +358,19 @@ func TestCheckApprovalModeNamesTheModes(t *testing.T) {
 	err := CheckApprovalMode("yolo")
 	assert.Assert(t, errors.Is(err, ErrUnknownApprovalMode))
 	assert.Error(t, err, `unknown approval mode "yolo" (want auto, read-only, rules or ask)`)
+}
+
+func TestLoadFreshContainer(t *testing.T) {
+	got, err := Load("testdata/valid/environment.yaml", testOptions())
+	assert.NilError(t, err)
+	assert.Assert(t, got.Verify.FreshContainer)
+	assert.DeepEqual(t, got.Verify.Protect, []string{"/usr/local/bin/**"})
+
+	// false is allowed without an environment: it asks for nothing.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.yaml")
+	assert.NilError(t, os.WriteFile(p, []byte("prompt: x\nverify: {fresh_container: false}\n"), 0o644))
+	got, err = Load(p, testOptions())
+	assert.NilError(t, err)
+	assert.Assert(t, !got.Verify.FreshContainer)
 }

@@ -206,6 +206,12 @@ type VerifySpec struct {
 	// any change the agent made there fails the scenario. A glob that matches a directory
 	// protects everything under it.
 	Protect []string `json:"protect,omitempty" jsonschema_description:"Globs (doublestar: **, *, ?, [..], {a,b}) over workspace paths that verification runs on, such as '**/*_test.go', '**/conftest.py', 'Makefile'; with environment:, an absolute glob names paths inside the container (its test runner), checked with the engine's diff after the agent. The agent's file tools may not write there, and a file the agent created, changed or deleted there in any way fails the scenario. A glob that matches a directory protects everything under it." jsonschema_extras:"use=protect"`
+	// FreshContainer runs verification (command assertions, per-test results, score
+	// file, verify_dir files) in a new container of the image the agent's container
+	// started from (by image id), with a copy of the final workspace mounted: the agent's
+	// container is stopped first, so nothing it changed outside the workspace or left
+	// running takes part. Needs environment:.
+	FreshContainer bool `json:"fresh_container,omitempty" jsonschema_description:"With environment: only. Stop the agent's container when it finishes and run verification (command assertions, per-test results, score file, verify files) in a new container of the same image (by image id), with a throwaway copy of the final workspace mounted: nothing the agent changed outside the workspace (a replaced test tool) and no process it left running takes part. Default: false (verification runs in the agent's container)."`
 }
 
 // Call is one tool call of the reference solution.

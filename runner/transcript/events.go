@@ -137,10 +137,13 @@ type (
 		Response *model.Response `json:"response,omitempty"`
 		Text     []string        `json:"text,omitempty"`
 	}
-	// Environment is a task's container, started.
+	// Environment is a task's container, started: the agent's, or with
+	// verify.fresh_container the one verification runs in (Verify), from ImageID.
 	Environment struct {
 		Engine    string        `json:"engine"`
 		Image     string        `json:"image"`
+		ImageID   string        `json:"image_id,omitempty"`
+		Verify    bool          `json:"verify,omitempty"`
 		Container string        `json:"container"`
 		Workdir   string        `json:"workdir"`
 		VerifyDir string        `json:"verify_dir"`

@@ -164,7 +164,9 @@ func ReadStory(out string, e Entry) *Story {
 		case *transcript.Setup:
 			st.Setup = append(st.Setup, *v)
 		case *transcript.Environment:
-			st.Environment = v
+			if st.Environment == nil { // the agent's; a second is verify.fresh_container's
+				st.Environment = v
+			}
 		case *transcript.MCP:
 			st.MCP = append(st.MCP, *v)
 		case *transcript.Request:

@@ -16,7 +16,14 @@ import (
 )
 
 // Format is Harbor's task layout, for importer.Import.
-var Format = importer.Format{Name: "harbor", IsTask: IsTask, Convert: Convert}
+var Format = importer.Format{Name: "harbor", IsTask: IsTask, Convert: Convert, AgentContainer: agentContainer}
+
+// agentContainer is why imported tasks verify in the agent's container: Harbor's verifier
+// uploads tests/ into the trial's environment, the agent's, and runs test.sh there
+// (Verifier.verify: upload_dir, then exec), so tests may check what the agent did
+// outside the workdir (packages it installed, services it started, files under /etc).
+const agentContainer = "Harbor's verifier runs tests/test.sh in the agent's environment, and it may check what the agent did outside the workdir " +
+	"(installed packages, running services, /etc); files_changed.outside records it. Import with --fresh-container when the tests need only the workdir"
 
 // Where Harbor puts the tests and where they leave the reward.
 const (

@@ -14,7 +14,14 @@ import (
 )
 
 // Format is Terminal-Bench's task layout, for importer.Import.
-var Format = importer.Format{Name: "terminal-bench", IsTask: IsTask, Convert: Convert}
+var Format = importer.Format{Name: "terminal-bench", IsTask: IsTask, Convert: Convert, AgentContainer: agentContainer}
+
+// agentContainer is why imported tasks verify in the agent's container: Terminal-Bench's
+// harness copies the tests into it and runs them there (copy_to_container, then
+// run-tests.sh), and many tests check what the agent did outside the workdir (packages
+// it installed, services it started, files under /etc).
+const agentContainer = "Terminal-Bench runs the tests in the agent's container, and they may check what the agent did outside the workdir " +
+	"(installed packages, running services, /etc); files_changed.outside records it. Import with --fresh-container when the tests need only the workdir"
 
 // testDir is where Terminal-Bench copies run-tests.sh and tests/ ($TEST_DIR).
 const testDir = "/tests"

@@ -124,6 +124,9 @@ func (e *Engine) Start(ctx context.Context, cfg Config) (*Container, error) {
 // ID is the engine's container id.
 func (c *Container) ID() string { return c.id }
 
+// RunID is the run id the container is labelled with (LabelRun).
+func (c *Container) RunID() string { return c.cfg.RunID }
+
 // Workdir is where the workspace is mounted inside the container.
 func (c *Container) Workdir() string { return c.cfg.Workdir }
 
@@ -281,6 +284,31 @@ func ParseDiff(out string) []Change {
 		changes = append(changes, Change{Kind: kind, Path: p})
 	}
 	return changes
+}
+
+// ImageID is the id of the image the container was created from, as the engine recorded
+// it then: a tag may have moved since (a rebuild, another run's build), the id has not.
+func (c *Container) ImageID(ctx context.Context) (string, error) {
+	out, err := c.e.command(ctx, nil, "container", "inspect", "--format", "{{.Image}}", c.id)
+	if err != nil {
+		return "", fmt.Errorf("image of %s: %w", c.id, err)
+	}
+	id := strings.TrimSpace(out)
+	if id == "" || strings.ContainsAny(id, " \n") {
+		return "", fmt.Errorf("image of %s: the engine printed %q", c.id, out)
+	}
+	return id, nil
+}
+
+// Stop kills every process in the container, PID 1 with it, and leaves it stopped: no
+// process started in it runs any more (one the agent left behind cannot touch the
+// workspace), while its filesystem stays for Diff until Remove.
+func (c *Container) Stop(ctx context.Context) error {
+	// -t 0: PID 1 ignores SIGTERM (see rmArgs); SIGKILL follows at once.
+	if _, err := c.e.command(ctx, nil, "stop", "-t", "0", c.id); err != nil {
+		return fmt.Errorf("stop container %s: %w", c.id, err)
+	}
+	return nil
 }
 
 // Remove force-removes the container and everything in it. The workspace on the host

@@ -277,3 +277,31 @@ func TestParseDiff(t *testing.T) {
 		{Kind: "C", Path: "/usr"}, {Kind: "C", Path: "/usr/local/bin"}, {Kind: "A", Path: "/usr/local/bin/pytest"}, {Kind: "D", Path: "/etc/motd"},
 	})
 }
+
+// TestStopEndsEveryProcessAndKeepsTheDiff: a stopped container runs nothing more (a
+// process left in it cannot touch the workspace), its changes stay for Diff, and ImageID
+// names the image it started from by id.
+func TestStopEndsEveryProcessAndKeepsTheDiff(t *testing.T) {
+	t.Parallel()
+	e, c, ws := start(t, container.Config{})
+	ctx := context.Background()
+	res := shell(t, ws, `echo x > /opt/env/planted`, 30*time.Second)
+	assert.Equal(t, res.ExitCode, 0, res.Output)
+	id, err := c.ImageID(ctx)
+	assert.NilError(t, err)
+	want, err := e.ImageID(ctx, containertest.Image(t, e))
+	assert.NilError(t, err)
+	assert.Equal(t, id, want)
+
+	assert.NilError(t, c.Stop(ctx))
+	_, err = toolexec.RunShell(ctx, ws, `echo late > late.txt`, 30*time.Second)
+	_, serr := os.Stat(filepath.Join(ws.Dir(), "late.txt"))
+	assert.Assert(t, os.IsNotExist(serr), "a stopped container ran a command (err %v)", err)
+	diff, err := c.Diff(ctx)
+	assert.NilError(t, err)
+	found := false
+	for _, d := range diff {
+		found = found || d.Path == "/opt/env/planted"
+	}
+	assert.Assert(t, found, "%v", diff)
+}

@@ -334,3 +334,24 @@ func TestFindWithNoEngine(t *testing.T) {
 	assert.ErrorIs(t, err, container.ErrNoEngine)
 	assert.Error(t, err, "no container engine: neither podman nor docker is on PATH; install one, or name one with --engine")
 }
+
+func TestImageIDAndStop(t *testing.T) {
+	t.Parallel()
+	f, c := started(t, "docker", `container\ inspect\ *) echo sha256:abc ;;
+stop\ *) echo cid1 ;;`, container.Config{Workspace: "/ws"})
+	id, err := c.ImageID(context.Background())
+	assert.NilError(t, err)
+	assert.Equal(t, id, "sha256:abc")
+	assert.NilError(t, c.Stop(context.Background()))
+	calls := f.calls(t)
+	assert.DeepEqual(t, calls[1:], []string{"container inspect --format {{.Image}} cid1", "stop -t 0 cid1"})
+
+	// An engine that prints nothing, or more than an id, is an error, not an image to run.
+	for _, out := range []string{"", "a b"} {
+		_, c := started(t, "podman", `container\ inspect\ *) echo "`+out+`" ;;`, container.Config{Workspace: "/ws"})
+		_, err := c.ImageID(context.Background())
+		assert.ErrorContains(t, err, "the engine printed")
+	}
+	_, c = started(t, "podman", `stop\ *) echo "no such container" >&2; exit 125 ;;`, container.Config{Workspace: "/ws"})
+	assert.ErrorContains(t, c.Stop(context.Background()), "stop container cid1: podman stop: exit status 125: no such container")
+}

@@ -16,11 +16,11 @@ import (
 // The copy is made once per image id and kept under the temp directory; an image without
 // dir gives an empty directory.
 func (e *Engine) ImageFiles(ctx context.Context, image, dir string) (string, error) {
-	out, err := e.command(ctx, nil, "image", "inspect", "--format", "{{.Id}}", image)
+	id, err := e.ImageID(ctx, image)
 	if err != nil {
-		return "", fmt.Errorf("inspect %s: %w", image, err)
+		return "", err
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(out) + "\x00" + dir))
+	sum := sha256.Sum256([]byte(id + "\x00" + dir))
 	cache := filepath.Join(os.TempDir(), "runner-image-files", hex.EncodeToString(sum[:12]))
 	if fi, err := os.Stat(cache); err == nil && fi.IsDir() {
 		return cache, nil
@@ -34,7 +34,7 @@ func (e *Engine) ImageFiles(ctx context.Context, image, dir string) (string, err
 		return "", fmt.Errorf("image files: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }() // left only when the rename below failed
-	id, err := e.command(ctx, nil, "create", "--entrypoint", "/bin/sh", image)
+	id, err = e.command(ctx, nil, "create", "--entrypoint", "/bin/sh", image)
 	if err != nil {
 		return "", fmt.Errorf("image files of %s: %w", image, err)
 	}
@@ -56,4 +56,13 @@ func (e *Engine) ImageFiles(ctx context.Context, image, dir string) (string, err
 func notFound(err error) bool {
 	msg := strings.ToLower(err.Error())
 	return strings.Contains(msg, "no such file") || strings.Contains(msg, "could not be found")
+}
+
+// ImageID is the id of a local image (a name or an id).
+func (e *Engine) ImageID(ctx context.Context, image string) (string, error) {
+	out, err := e.command(ctx, nil, "image", "inspect", "--format", "{{.Id}}", image)
+	if err != nil {
+		return "", fmt.Errorf("inspect %s: %w", image, err)
+	}
+	return strings.TrimSpace(out), nil
 }
