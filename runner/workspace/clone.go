@@ -21,8 +21,8 @@ func Clone(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return fmt.Errorf("clone %s: %w", src, err)
 	}
-	defer root.Close()
-	linked := map[fileID]string{} // the first path of each file linked more than once
+	defer func() { _ = root.Close() }() // a directory handle: nothing to flush
+	linked := map[fileID]string{}       // the first path of each file linked more than once
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err == nil {
 			err = ctx.Err()
@@ -71,13 +71,13 @@ func cloneFile(root *os.Root, rel, path string, info fs.FileInfo) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only
 	out, err := root.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm())
 	if err != nil {
 		return err
 	}
 	if err := copySparse(out, in, info.Size()); err != nil {
-		out.Close()
+		_ = out.Close() // the copy already failed; that error is the one to report
 		return err
 	}
 	if err := out.Close(); err != nil {
