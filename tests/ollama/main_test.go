@@ -48,7 +48,7 @@ func setUp(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // scratch space
 	// OLLAMA_BIN runs the suite against an Ollama the user installed, instead of building one.
 	ollamaBin = os.Getenv("OLLAMA_BIN")
 	if ollamaBin == "" {
@@ -124,7 +124,7 @@ func startServer(logPath string) (*server, error) {
 		return nil, err
 	}
 	host := l.Addr().String()
-	l.Close()
+	_ = l.Close() // only its port was wanted
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -135,11 +135,11 @@ func startServer(logPath string) (*server, error) {
 	// Its own process group: stop ends the model runners it started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		logf.Close()
+		_ = logf.Close() // the start failed; that error is reported
 		return nil, err
 	}
 	s := &server{cmd: cmd, host: host, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
+	go func() { _ = cmd.Wait(); _ = logf.Close(); close(s.done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if s.version() != "" {
@@ -196,7 +196,7 @@ func (s *server) get(path string, into any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to the end
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
