@@ -133,4 +133,15 @@ func TestMergesOlderNanosecondOutput(t *testing.T) {
 		total += s.Duration.Duration()
 	}
 	assert.Equal(t, total, (1234+12345+65500+7000+980)*time.Millisecond)
+
+	// The older format counted repeats from 0: its first run is the run a newer runner's
+	// rerun numbers 1, so a rerun over an older directory replaces it rather than adding one.
+	rerun := `{"name":"x","file":"x.yaml","repeat":1,"index":0,"status":"failed","stop_reason":"completed","started":"2026-01-03T03:04:05Z","duration_ms":1,"steps":1,"tool_calls":0,"denied":0,"usage":{"prompt_tokens":0,"completion_tokens":0},"assertions":[],"tool_errors":0}`
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, "dir", "x.r1"), 0o755))
+	assert.NilError(t, merge.WriteResult(filepath.Join(root, "dir"), "x.r1/"+merge.ResultFile, []byte(rerun)))
+	got, err = merge.Load([]string{filepath.Join(root, "dir")})
+	assert.NilError(t, err)
+	run := merge.Combine(got)
+	assert.Equal(t, len(run.Scenarios), 1)
+	assert.Equal(t, run.Scenarios[0].Status, result.Failed)
 }

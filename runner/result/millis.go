@@ -105,11 +105,26 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
 		return err
 	}
-	return ReadLegacy(b,
+	if err := ReadLegacy(b,
 		Legacy{Key: "duration_ns", New: "duration_ms", Unit: time.Nanosecond, To: &s.Duration},
 		Legacy{Key: "model_time_ns", New: "model_time_ms", Unit: time.Nanosecond, To: &s.ModelTime},
 		Legacy{Key: "tool_time_ns", New: "tool_time_ms", Unit: time.Nanosecond, To: &s.ToolTime},
-		Legacy{Key: "load_time_ns", New: "load_time_ms", Unit: time.Nanosecond, To: &s.LoadTime})
+		Legacy{Key: "load_time_ns", New: "load_time_ms", Unit: time.Nanosecond, To: &s.LoadTime}); err != nil {
+		return err
+	}
+	// The same change numbered repeats from 1 (they counted from 0): a result whose own
+	// duration is still duration_ns is of that older format, so --rerun-failed and merge
+	// over an older output directory key its runs as they are keyed now.
+	if bytes.Contains(b, []byte(`"duration_ns"`)) {
+		var keys struct {
+			Old json.RawMessage `json:"duration_ns"`
+			New json.RawMessage `json:"duration_ms"`
+		}
+		if err := json.Unmarshal(b, &keys); err == nil && keys.Old != nil && keys.New == nil {
+			s.Repeat++
+		}
+	}
+	return nil
 }
 
 // UnmarshalJSON reads a call record, also one with duration_ns.

@@ -53,6 +53,7 @@ func TestOldResultFilesStillRead(t *testing.T) {
 	assert.Equal(t, s.LoadTime.Duration(), 1500*time.Microsecond)
 	assert.Equal(t, s.Usage.EvalTime.Duration(), 250*time.Millisecond)
 	assert.Equal(t, s.Assertions[0].Tests[0].Duration.Duration(), 2*time.Millisecond)
+	assert.Equal(t, s.Repeat, 1, "the older format counted repeats from 0")
 
 	// Written again, every duration is a *_ms field and reads back the same.
 	b, err := json.Marshal(s)
