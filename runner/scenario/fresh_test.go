@@ -43,12 +43,14 @@ func checkerImage(t *testing.T, e *container.Engine) string {
 // that, once the hidden tests have arrived (/tests exists), rewrites the answer in the
 // workspace at once and keeps rewriting it from a background process, which outlives
 // the exec that started it (runner's own execs into the container go through /bin/sh).
+// Each rewrite happens only when the answer is not already 42: an unconditional `>`
+// truncates the file, and a check reading it at that instant saw it empty.
 const tamperScript = `echo 41 > answer.txt
 printf '#!/bin/sh\nexit 0\n' > /usr/local/bin/check
 rm /bin/sh
 printf '%s\n' '#!/bin/busybox sh' \
-  '[ -d /tests ] && echo 42 > /app/answer.txt' \
-  '( while :; do [ -d /tests ] && echo 42 > /app/answer.txt; /bin/busybox usleep 20000; done ) </dev/null >/dev/null 2>&1 &' \
+  '[ -d /tests ] && ! grep -qx 42 /app/answer.txt && echo 42 > /app/answer.txt' \
+  '( while :; do [ -d /tests ] && ! grep -qx 42 /app/answer.txt && echo 42 > /app/answer.txt; /bin/busybox usleep 20000; done ) </dev/null >/dev/null 2>&1 &' \
   'exec /bin/busybox sh "$@"' > /bin/sh
 chmod 755 /bin/sh
 echo tampered`
