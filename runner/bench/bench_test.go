@@ -273,3 +273,28 @@ func TestReadsAVersion1Baseline(t *testing.T) {
 	_, err = ReadFile(path)
 	assert.ErrorContains(t, err, "format version 9")
 }
+
+// TestMarkdownGroupsATasksCases: the cases of one task file (matrix: or dataset:) are
+// pooled in a row of their own, each case under it.
+func TestMarkdownGroupsATasksCases(t *testing.T) {
+	r := report("ollama:m", map[string]string{"w[x]": "ppp", "w[y]": "pff", "solo": "ppp"}, "w[x]", "w[y]", "solo")
+	for i := range r.Tasks {
+		if strings.HasPrefix(r.Tasks[i].Name, "w[") {
+			r.Tasks[i].File = "w.yaml"
+		}
+	}
+	for i := range r.Models[0].Scenarios {
+		if c := &r.Models[0].Scenarios[i]; strings.HasPrefix(c.Name, "w[") {
+			c.File = "w.yaml"
+		}
+	}
+	var b bytes.Buffer
+	assert.NilError(t, WriteMarkdown(&b, r, nil))
+	md := b.String()
+	group := strings.Index(md, "| **w** (2 cases) | **\\~ 4/6** |")
+	assert.Assert(t, group > 0, md)
+	x, y := strings.Index(md, "| ↳ w\\[x\\] | ✓ 3/3 |"), strings.Index(md, "| ↳ w\\[y\\] | \\~ 1/3 flaky |")
+	assert.Assert(t, x > group && y > x, md)
+	assert.Assert(t, is.Contains(md, "| solo | ✓ 3/3 |"), "a task without cases is one row")
+	assert.Equal(t, strings.Count(md, "(2 cases)"), 1)
+}

@@ -55,8 +55,21 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
-	for _, t := range r.Tasks {
-		fmt.Fprintf(&b, "| %s |", cell(t.Name))
+	cases := casesPerFile(r.Tasks)
+	for i, t := range r.Tasks {
+		if n := cases[t.File]; n > 1 && (i == 0 || r.Tasks[i-1].File != t.File) {
+			// A task with a matrix or dataset: its cases pooled, then each case.
+			fmt.Fprintf(&b, "| **%s** (%d cases) |", cell(taskOf(t.Name)), n)
+			for _, m := range r.Models {
+				fmt.Fprintf(&b, " **%s** |", cell(GridCell(m.pooled(t.File))))
+			}
+			b.WriteString("\n")
+		}
+		name := t.Name
+		if cases[t.File] > 1 {
+			name = "↳ " + name
+		}
+		fmt.Fprintf(&b, "| %s |", cell(name))
 		for _, m := range r.Models {
 			fmt.Fprintf(&b, " %s |", cell(GridCell(m.find(t.Name))))
 		}
@@ -120,6 +133,44 @@ func (m *ModelResult) find(scenario string) *ScenarioResult {
 		}
 	}
 	return nil
+}
+
+// casesPerFile counts the scenarios of each task file: more than one is a task's cases
+// (matrix: or dataset:).
+func casesPerFile(tasks []TaskFile) map[string]int {
+	n := map[string]int{}
+	for _, t := range tasks {
+		n[t.File]++
+	}
+	return n
+}
+
+// taskOf is a case's task name: "count-words[one-line]" -> "count-words".
+func taskOf(caseName string) string {
+	if i := strings.IndexByte(caseName, '['); i > 0 {
+		return caseName[:i]
+	}
+	return caseName
+}
+
+// pooled is the model's cells of one task file summed into one: the task over its cases.
+func (m *ModelResult) pooled(file string) *ScenarioResult {
+	var out *ScenarioResult
+	for i := range m.Scenarios {
+		c := &m.Scenarios[i]
+		if c.File != file {
+			continue
+		}
+		if out == nil {
+			out = &ScenarioResult{File: file}
+		}
+		out.Stats.Planned += c.Stats.Planned
+		out.Stats.Passed += c.Stats.Passed
+		out.Stats.Failed += c.Stats.Failed
+		out.Stats.Errored += c.Stats.Errored
+		out.Stats.NotRun += c.Stats.NotRun
+	}
+	return out
 }
 
 // RateWithInterval is "80% [49–94%] (8/10)".
