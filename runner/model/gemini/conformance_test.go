@@ -156,9 +156,9 @@ type responseCase struct {
 }
 
 func status(code int, body string, header ...string) reply {
-	r := reply{status: code, body: body, header: map[string]string{}}
+	r := reply{Status: code, Body: body, Header: map[string]string{}}
 	for i := 0; i+1 < len(header); i += 2 {
-		r.header[header[i]] = header[i+1]
+		r.Header[header[i]] = header[i+1]
 	}
 	return r
 }

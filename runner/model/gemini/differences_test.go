@@ -20,7 +20,7 @@ var hi = &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content
 // taking the runner down; the client reads it as an answer without candidates.
 func TestDifferenceNullBody(t *testing.T) {
 	rec := startRecorder(t, []reply{ok("null"), ok("null")})
-	sdk, err := newSDKModel(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL})
+	sdk, err := newSDKModel(Config{Model: "m", APIKey: "k", BaseURL: rec.URL})
 	assert.NilError(t, err)
 	panicked := func() (p any) {
 		defer func() { p = recover() }()
@@ -28,7 +28,7 @@ func TestDifferenceNullBody(t *testing.T) {
 		return nil
 	}()
 	assert.Assert(t, panicked != nil, "the SDK no longer panics on null: move this case to the conformance test")
-	ours, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL})
+	ours, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.URL})
 	assert.NilError(t, err)
 	_, err = ours.Step(context.Background(), hi)
 	assert.ErrorContains(t, err, "unexpected response: no candidates")
@@ -96,11 +96,11 @@ func TestDifferenceContinuationBound(t *testing.T) {
 				replies = append(replies, ok(body))
 			}
 			rec := startRecorder(t, replies)
-			m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL, Stream: stream})
+			m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.URL, Stream: stream})
 			assert.NilError(t, err)
 			_, err = m.Step(context.Background(), hi)
 			assert.ErrorContains(t, err, fmt.Sprintf("unexpected response: the answer still asked to be continued after %d requests", maxHops))
-			assert.Equal(t, len(rec.requests()), maxHops)
+			assert.Equal(t, len(rec.Requests()), maxHops)
 		})
 	}
 }

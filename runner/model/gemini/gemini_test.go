@@ -108,7 +108,7 @@ func TestConcurrentSteps(t *testing.T) {
 		replies[i] = ok(firstAnswer)
 	}
 	rec := startRecorder(t, replies)
-	m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL})
+	m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.URL})
 	assert.NilError(t, err)
 	specs := catalog.Default().Specs()
 	var wg sync.WaitGroup
@@ -130,7 +130,7 @@ func TestConcurrentSteps(t *testing.T) {
 	for err := range errs {
 		assert.NilError(t, err)
 	}
-	reqs := rec.requests()
+	reqs := rec.Requests()
 	assert.Equal(t, len(reqs), 2*n)
 	signed := 0
 	for _, r := range reqs {
@@ -145,11 +145,11 @@ func TestConcurrentSteps(t *testing.T) {
 // a deadline there is no x-server-timeout.
 func TestCancelAndNoDeadline(t *testing.T) {
 	rec := startRecorder(t, []reply{ok(secondAnswer)})
-	m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.srv.URL})
+	m, err := New(Config{Model: "m", APIKey: "k", BaseURL: rec.URL})
 	assert.NilError(t, err)
 	_, err = m.Step(context.Background(), hi)
 	assert.NilError(t, err)
-	assert.Equal(t, rec.requests()[0].Header.Get("X-Server-Timeout"), "")
+	assert.Equal(t, rec.Requests()[0].Header.Get("X-Server-Timeout"), "")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
