@@ -60,6 +60,9 @@ type Legacy struct {
 	To *Millis
 	// New is the field's current key; a record holding it is not read for Key.
 	New string
+	// Read, when set, is set to true when the record held Key and not New: it is of the
+	// older format.
+	Read *bool
 }
 
 // ReadLegacy fills the fields of an older record format that b holds under their old
@@ -93,6 +96,9 @@ func ReadLegacy(b []byte, fields ...Legacy) error {
 			return fmt.Errorf("%s: %s is not a number", f.Key, v)
 		}
 		*f.To = Millis(math.Round(n * float64(f.Unit)))
+		if f.Read != nil {
+			*f.Read = true
+		}
 	}
 	return nil
 }
@@ -105,8 +111,9 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
 		return err
 	}
+	older := false
 	if err := ReadLegacy(b,
-		Legacy{Key: "duration_ns", New: "duration_ms", Unit: time.Nanosecond, To: &s.Duration},
+		Legacy{Key: "duration_ns", New: "duration_ms", Unit: time.Nanosecond, To: &s.Duration, Read: &older},
 		Legacy{Key: "model_time_ns", New: "model_time_ms", Unit: time.Nanosecond, To: &s.ModelTime},
 		Legacy{Key: "tool_time_ns", New: "tool_time_ms", Unit: time.Nanosecond, To: &s.ToolTime},
 		Legacy{Key: "load_time_ns", New: "load_time_ms", Unit: time.Nanosecond, To: &s.LoadTime}); err != nil {
@@ -115,14 +122,8 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 	// The same change numbered repeats from 1 (they counted from 0): a result whose own
 	// duration is still duration_ns is of that older format, so --rerun-failed and merge
 	// over an older output directory key its runs as they are keyed now.
-	if bytes.Contains(b, []byte(`"duration_ns"`)) {
-		var keys struct {
-			Old json.RawMessage `json:"duration_ns"`
-			New json.RawMessage `json:"duration_ms"`
-		}
-		if err := json.Unmarshal(b, &keys); err == nil && keys.Old != nil && keys.New == nil {
-			s.Repeat++
-		}
+	if older {
+		s.Repeat++
 	}
 	return nil
 }
