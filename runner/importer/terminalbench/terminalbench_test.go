@@ -1,7 +1,6 @@
 package terminalbench
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,19 +8,14 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/runner/importer/internal/importtest"
 )
 
 // task writes a Terminal-Bench task directory: files by path, relative to it.
 func task(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tb-task")
-	assert.NilError(t, os.MkdirAll(dir, 0o755))
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		assert.NilError(t, os.WriteFile(p, []byte(body), 0o644))
-	}
-	return dir
+	return importtest.Dir(t, "tb-task", files)
 }
 
 func base() map[string]string {
@@ -36,14 +30,7 @@ func base() map[string]string {
 }
 
 func with(files map[string]string, kv ...string) map[string]string {
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			delete(files, kv[i])
-		} else {
-			files[kv[i]] = kv[i+1]
-		}
-	}
-	return files
+	return importtest.With(files, kv...)
 }
 
 func TestConvertACompleteTask(t *testing.T) {
