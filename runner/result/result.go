@@ -106,8 +106,12 @@ type Scenario struct {
 	// prompt the server truncated, an answer the token limit cut off, an empty answer
 	// after generated tokens.
 	Warnings []string `json:"warnings,omitempty"`
-	// LoadTime is the time the model server spent loading the model for this scenario's
-	// requests (Ollama's load_duration), and Reloads how many requests loaded it.
+	// Reloads is how many times the server loaded the model while this scenario ran, as
+	// runner bench saw in the server's list of loaded models (Ollama's /api/ps), and
+	// LoadTime the time its requests waited meanwhile (Ollama's load_duration): kept out
+	// of the scenario's wall time in the bench's figures. (Before bench.json version 3,
+	// Reloads counted the requests whose load_duration passed 50 ms, which on a big
+	// model is every request.)
 	LoadTime Millis `json:"load_time_ms,omitempty"`
 	Reloads  int    `json:"reloads,omitempty"`
 }
@@ -167,6 +171,14 @@ type Usage struct {
 	// for (Ollama's eval_duration), so rates add up across scenarios: total tokens over
 	// total time.
 	EvalTime Millis `json:"eval_time_ms,omitempty"`
+	// PromptEvalTime, ScheduleTime and ServerTime are the server's own times, summed over
+	// the requests, where it reports them (Ollama's prompt_eval_duration, load_duration
+	// and total_duration): reading the prompt, waiting for the model to be scheduled (and
+	// loaded, when it was), and the whole request. ServerTime less the other three and
+	// EvalTime is time spent waiting for a free slot.
+	PromptEvalTime Millis `json:"prompt_eval_time_ms,omitempty"`
+	ScheduleTime   Millis `json:"schedule_time_ms,omitempty"`
+	ServerTime     Millis `json:"server_time_ms,omitempty"`
 }
 
 // Assertion is the outcome of one assertion.
