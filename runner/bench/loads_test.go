@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -273,4 +274,30 @@ func TestMarksTheCellsRunningDuringAnUnaskedLoad(t *testing.T) {
 	sum := l.summary(nil)
 	assert.Equal(t, [2]int{sum.count, sum.unasked}, [2]int{3, 1})
 	assert.Equal(t, sum.count, srv.Loads())
+}
+
+// TestServerLogIsData (attack): the server's log is text runner did not write; a device
+// name crafted as Markdown and HTML reaches bench.md and bench.html as inert text, and a
+// line that only mentions a load is no load.
+func TestServerLogIsData(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Repeat: true, Replies: []fakellm.Reply{finish()}})
+	defer srv.Close()
+	log := filepath.Join(t.TempDir(), "server.log")
+	evil := `time=2026-11-28T04:00:00.000Z level=INFO source=types.go:42 msg="inference compute" id=GPU-1 library=CUDA compute=9.0 name=CUDA0 description="<img src=x onerror=alert(1)> [pwn](https://evil.example) | cell" total="80 GiB"
+time=2026-11-28T04:00:01.000Z level=INFO source=x.go:1 msg="not a load" note="msg=\"loading model\""
+`
+	assert.NilError(t, os.WriteFile(log, []byte(evil), 0o644))
+	opts := benchOptions(t, srv, tasksWithCtx(t, map[string]int{"a": 0}), "ollama:m")
+	opts.ServerLog = log
+	rep := Run(context.Background(), opts)
+	assert.Equal(t, rep.Machine.GPUs[0].Name, "<img src=x onerror=alert(1)> [pwn](https://evil.example) | cell")
+	assert.Equal(t, *rep.Models[0].LoggedLoads, 0)
+	var md, page bytes.Buffer
+	assert.NilError(t, WriteMarkdown(&md, rep, nil))
+	unescaped := regexp.MustCompile(`(^|[^\\])(<img|\]\(https|\| cell)`)
+	assert.Check(t, !unescaped.MatchString(md.String()), "live Markdown or HTML: %s", unescaped.FindString(md.String()))
+	assert.Check(t, is.Contains(md.String(), `\<img src=x`))
+	assert.NilError(t, WriteHTML(&page, rep, nil))
+	assert.Check(t, !strings.Contains(page.String(), "<img src=x"))
+	assert.Check(t, is.Contains(page.String(), "&lt;img src=x onerror=alert(1)&gt;"))
 }
