@@ -7,6 +7,7 @@
 //                Landlock's hook on connect(2): with sendto, sendmsg and sendmmsg and
 //                MSG_FASTOPEN, and with TCP_FASTOPEN_CONNECT then connect and write, each
 //                on a fresh socket and with its own payload ("TFO-sendto" ...)
+//   families     socket(2) of each family below, one line each: "<name>: ok" or the error
 // Each prints what it achieved ("SENT", "KEY:<payload>", "NEWNS", "SENT <way>") or why it
 // failed.
 #define _GNU_SOURCE
@@ -95,6 +96,28 @@ static int fast_open(int port) {
 	return sent ? 0 : 1;
 }
 
+static void families(void) {
+	struct { const char *name; int family, type, protocol; } f[] = {
+		{"inet-tcp", AF_INET, SOCK_STREAM, 0},
+		{"inet6-tcp", AF_INET6, SOCK_STREAM, IPPROTO_TCP},
+		{"netlink-route", AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */},
+		{"netlink-diag", AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */},
+		{"vsock", 40 /* AF_VSOCK */, SOCK_STREAM, 0},
+		{"alg", 38 /* AF_ALG */, SOCK_SEQPACKET, 0},
+		{"packet", AF_PACKET, SOCK_DGRAM, 0},
+		{"bluetooth", 31 /* AF_BLUETOOTH */, SOCK_STREAM, 0},
+		{"xdp", 44 /* AF_XDP */, SOCK_RAW, 0},
+	};
+	for (unsigned i = 0; i < sizeof f / sizeof f[0]; i++) {
+		int s = socket(f[i].family, f[i].type | SOCK_CLOEXEC, f[i].protocol);
+		if (s < 0) printf("%s: %s\n", f[i].name, strerror(errno));
+		else { printf("%s: ok\n", f[i].name); close(s); }
+	}
+	int pair[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0) printf("unix-pair: %s\n", strerror(errno));
+	else printf("unix-pair: ok\n");
+}
+
 int main(int argc, char **argv) {
 	if (argc == 3 && !strcmp(argv[1], "uring")) {
 		int s = uring_socket();
@@ -118,7 +141,8 @@ int main(int argc, char **argv) {
 		printf("NEWNS\n");
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "families")) { families(); return 0; }
 	if (argc == 3 && !strcmp(argv[1], "tfo")) return fast_open(atoi(argv[2]));
-	fprintf(stderr, "usage: uring PORT | key ID | ns | tfo PORT\n");
+	fprintf(stderr, "usage: uring PORT | key ID | ns | tfo PORT | families\n");
 	return 2;
 }
