@@ -13,6 +13,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/tools/exec/container"
+	"github.com/agentrunner/runner/tools/exec/container/containertest"
 )
 
 // rewriter waits until the agent has finished, then writes the answer the task wants.
@@ -71,12 +73,13 @@ reference:
 // outlived the server and rewrote the answer after the agent, before verification. In
 // every mode, nothing the run started (commands, task tools, MCP servers and what they
 // start) may be left when verification begins: each scenario fails on its wrong answer,
-// and no process of the rewriters is left after the run. The three run side by side, so
+// and no process of the rewriters is left after the run; in a task's container (podman or
+// docker, where one works) the task's tool and the command do the same. The three run side by side, so
 // the MCP server also lives through the other scenarios' commands ending (their sweep of
 // orphans killed it before it was tracked: the scenario errored).
 func TestNothingTheRunStartedOutlivesTheAgent(t *testing.T) {
 	t.Parallel()
-	modes := []string{"none", "landlock"}
+	modes := []string{"none", "landlock", "container"}
 	if exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true").Run() == nil {
 		modes = append(modes, "bwrap")
 	}
@@ -84,14 +87,26 @@ func TestNothingTheRunStartedOutlivesTheAgent(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			dir := mcpTaskDir(t)
+			args := []string{"run", "--sandbox", mode}
+			environment := ""
+			if mode == "container" {
+				// The task's tool and commands run in the task's container (the test MCP
+				// server is a host binary: not here).
+				e := containertest.Engine(t)
+				args = []string{"run", "--engine", e.Path, "--run-id", container.NewRunID()}
+				environment = "environment:\n  dockerfile: " + containertest.DockerfilePath(t) + "\n"
+			}
 			tokens := map[string]string{}
 			for name, body := range lifetimeTasks {
+				if mode == "container" && name == "mcp" {
+					continue
+				}
 				tokens[name] = fmt.Sprintf("runner-e2e-rewriter-%s-%s-%d", mode, name, time.Now().UnixNano())
-				task := fmt.Sprintf(body, tokens[name], fmt.Sprintf(rewriter, tokens[name]))
+				task := fmt.Sprintf(body, tokens[name], fmt.Sprintf(rewriter, tokens[name])) + environment
 				assert.NilError(t, os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(task), 0o644))
 			}
 			out := filepath.Join(t.TempDir(), "out")
-			o := runner(t, run{Args: []string{"run", "--sandbox", mode, "--keep-workspaces", "--out", out, dir}, Timeout: 2 * time.Minute})
+			o := runner(t, run{Args: append(args, "--keep-workspaces", "--out", out, dir), Timeout: 4 * time.Minute})
 			if mode == "landlock" && strings.Contains(o.Stderr, "does not support Landlock") {
 				t.Skip("no Landlock here")
 			}
