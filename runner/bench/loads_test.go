@@ -226,10 +226,10 @@ func TestTimeSectionSaysWhereTheTimeWent(t *testing.T) {
 	r := report("ollama:m", map[string]string{"a": "pp"}, "a")
 	r.Models[0].Parallel = Parallel{Cells: 2, Slots: 2, Wall: result.Millis(time.Second), CellTime: result.Millis(1900 * time.Millisecond),
 		Requests: 4, PromptEval: result.Millis(400 * time.Millisecond), Eval: result.Millis(800 * time.Millisecond),
-		Schedule: result.Millis(8 * time.Millisecond), SlotWait: result.Millis(200 * time.Millisecond)}
+		Schedule: result.Millis(8 * time.Millisecond), Wait: result.Millis(200 * time.Millisecond)}
 	var md bytes.Buffer
 	assert.NilError(t, WriteMarkdown(&md, r, nil))
-	assert.Check(t, is.Contains(md.String(), "ollama:m: up to 2 cell(s) at once (server slots: 2); the cells took 1.00 s of wall time for 1.90 s of their own (1.90 at once on average), loads excluded; per request, on the server: prompt 100.0 ms, generation 200.0 ms, scheduling 2.0 ms, waiting for a slot 50.0 ms."), md.String())
+	assert.Check(t, is.Contains(md.String(), "ollama:m: up to 2 cell(s) at once (server slots: 2); the cells took 1.00 s of wall time for 1.90 s of their own (1.90 at once on average), loads excluded; per request, on the server: prompt 100.0 ms, generation 200.0 ms, scheduling 2.0 ms, waiting 50.0 ms."), md.String())
 }
 
 // TestLoadKeptOutOfCellTimes (issue 26, 4): a cell marked as having waited for a load
@@ -300,4 +300,27 @@ time=2026-11-28T04:00:01.000Z level=INFO source=x.go:1 msg="not a load" note="ms
 	assert.NilError(t, WriteHTML(&page, rep, nil))
 	assert.Check(t, !strings.Contains(page.String(), "<img src=x"))
 	assert.Check(t, is.Contains(page.String(), "&lt;img src=x onerror=alert(1)&gt;"))
+}
+
+// TestCellsCappedAtTheServersSlots (issue 26, 2): with the server's log saying it runs 2
+// requests at once, -j 4 runs 2 cells at once: more would only queue at the server, their
+// wait read as a slower model.
+func TestCellsCappedAtTheServersSlots(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Repeat: true, Replies: []fakellm.Reply{finish()}})
+	defer srv.Close()
+	log := filepath.Join(t.TempDir(), "server.log")
+	line := `time=2026-11-28T04:33:20.058Z level=INFO source=runner.go:895 msg=load request="{Operation:commit LoraPath:[] Parallel:2 BatchSize:512 FlashAttention:Auto KvSize:8192 KvCacheType: NumThreads:2 GPULayers:[] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:false}"` + "\n"
+	assert.NilError(t, os.WriteFile(log, []byte(line), 0o644))
+	opts := benchOptions(t, srv, tasksWithCtx(t, map[string]int{"a": 0, "b": 0, "c": 0}), "ollama:m")
+	opts.ServerLog, opts.Parallel = log, 4
+	var mu sync.Mutex
+	running, most := 0, 0
+	opts.OnStart = func(result.Scenario) { mu.Lock(); running++; most = max(most, running); mu.Unlock() }
+	opts.OnDone = func(result.Scenario) { mu.Lock(); running--; mu.Unlock() }
+	rep := Run(context.Background(), opts)
+	m := rep.Models[0]
+	assert.Equal(t, m.Parallel.Slots, 2)
+	assert.Equal(t, m.Parallel.Cells, 2)
+	assert.Assert(t, most <= 2, "%d cells at once", most)
+	assert.Check(t, is.Contains(strings.Join(rep.Warnings, "\n"), "-j 4 but the server runs 2 request(s) at once"))
 }

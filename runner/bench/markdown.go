@@ -299,7 +299,7 @@ func writeTime(b *strings.Builder, models []ModelResult) {
 	b.WriteString("\n" + timeNote + "\n")
 }
 
-const timeNote = "Wall and cell times exclude the server's loads (counted in the models table), so a reload is not read as a slower model; a slot wait is requests queued at the server. Ollama keeps num_ctx tokens of context per slot: more slots, more memory."
+const timeNote = "Wall and cell times exclude the server's loads (counted in the models table), so a reload is not read as a slower model; waiting is requests queued at the server for a slot, or for their turn in a batch shared with other requests. Ollama keeps num_ctx tokens of context per slot: more slots, more memory."
 
 // timeLines are the Time section's lines, one per model that ran, as plain text.
 func timeLines(models []ModelResult) []string {
@@ -317,8 +317,8 @@ func timeLines(models []ModelResult) []string {
 			m.Name, p.Cells, slots, p.Wall.Seconds(), p.CellTime.Seconds(), p.Concurrency())
 		if p.Requests > 0 && p.PromptEval+p.Eval > 0 {
 			n := float64(p.Requests)
-			line += fmt.Sprintf("; per request, on the server: prompt %.1f ms, generation %.1f ms, scheduling %.1f ms, waiting for a slot %.1f ms",
-				p.PromptEval.Ms()/n, p.Eval.Ms()/n, p.Schedule.Ms()/n, p.SlotWait.Ms()/n)
+			line += fmt.Sprintf("; per request, on the server: prompt %.1f ms, generation %.1f ms, scheduling %.1f ms, waiting %.1f ms",
+				p.PromptEval.Ms()/n, p.Eval.Ms()/n, p.Schedule.Ms()/n, p.Wait.Ms()/n)
 		}
 		lines = append(lines, line)
 	}

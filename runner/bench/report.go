@@ -143,12 +143,13 @@ type Parallel struct {
 	CellTime result.Millis `json:"cell_time_ms"`
 	// Requests is the cells' model requests; the rest are the server's own times summed
 	// over them (Ollama): reading prompts, generating, being scheduled (a load included),
-	// and waiting for a free slot (its total time less the other three).
+	// and waiting (its total time less the other three: for a free slot, or for other
+	// requests' turn in a batch they share; it grows with the cells run at once).
 	Requests   int           `json:"requests"`
 	PromptEval result.Millis `json:"prompt_eval_ms,omitempty"`
 	Eval       result.Millis `json:"eval_ms,omitempty"`
 	Schedule   result.Millis `json:"schedule_ms,omitempty"`
-	SlotWait   result.Millis `json:"slot_wait_ms,omitempty"`
+	Wait       result.Millis `json:"wait_ms,omitempty"`
 }
 
 // Concurrency is how many cells ran at once on average (0 when nothing ran).
@@ -174,7 +175,7 @@ func (p *Parallel) time(run result.Run, cells []result.Scenario, loads result.Mi
 		p.Schedule += c.Usage.ScheduleTime
 		server += c.Usage.ServerTime
 	}
-	p.SlotWait = max(server-p.PromptEval-p.Eval-p.Schedule, 0)
+	p.Wait = max(server-p.PromptEval-p.Eval-p.Schedule, 0)
 }
 
 // ScenarioResult is one (model, scenario) cell: its repeats and their statistics.

@@ -110,8 +110,7 @@ func Run(ctx context.Context, opts Options) *Report {
 			if first := ld.first(); first != nil {
 				mr.WarmUp, mr.Placement = first.Duration, first.Placement
 			}
-			logged := slog.since(mark)
-			mr.Parallel = Parallel{Cells: max(opts.Parallel, 1), Slots: logged.Parallel}
+			mr.Parallel = Parallel{Cells: max(opts.Parallel, 1), Slots: slog.slots(mark)}
 			if mr.Parallel.Slots > 0 && mr.Parallel.Cells > mr.Parallel.Slots {
 				// More cells than slots would only queue at the server, their wait counted in
 				// their times as if the model were slower.
@@ -134,7 +133,7 @@ func Run(ctx context.Context, opts Options) *Report {
 				later += l.Duration
 			}
 			mr.Parallel.time(run, cells, later)
-			if logged = slog.since(mark); slog.ok() {
+			if logged := slog.since(mark); slog.ok() {
 				mr.LoggedLoads = &logged.Loads
 				if logged.Parallel > 0 {
 					mr.Parallel.Slots = logged.Parallel

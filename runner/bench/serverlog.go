@@ -67,6 +67,19 @@ func (l *serverLog) since(mark int64) ollama.ServerLog {
 	return facts
 }
 
+// slots is the parallel setting of the model's load since mark, or else of the last load
+// the log shows (the server's OLLAMA_NUM_PARALLEL; a model already loaded logged none);
+// 0 when unknown.
+func (l *serverLog) slots(mark int64) int {
+	if l == nil {
+		return 0
+	}
+	if n := l.since(mark).Parallel; n > 0 {
+		return n
+	}
+	return l.since(0).Parallel
+}
+
 func (l *serverLog) read(from int64) (ollama.ServerLog, error) {
 	f, err := os.Open(l.path)
 	if err != nil {

@@ -91,7 +91,8 @@ type Usage struct {
 	// milliseconds here. runner bench tells loads apart through the server's /api/ps.
 	LoadDuration result.Millis `json:"load_duration_ms,omitempty"`
 	// TotalDuration is the server's whole time on the request (Ollama's total_duration):
-	// what it spent beyond loading, the prompt and generation is waiting for a free slot.
+	// what it spent beyond loading, the prompt and generation is waiting: for a free slot,
+	// or for other requests' turn in a batch they share.
 	TotalDuration result.Millis `json:"total_duration_ms,omitempty"`
 }
 

@@ -175,7 +175,8 @@ type Usage struct {
 	// the requests, where it reports them (Ollama's prompt_eval_duration, load_duration
 	// and total_duration): reading the prompt, waiting for the model to be scheduled (and
 	// loaded, when it was), and the whole request. ServerTime less the other three and
-	// EvalTime is time spent waiting for a free slot.
+	// EvalTime is time spent waiting: for a free slot, or for other requests' turn in a
+	// batch they share.
 	PromptEvalTime Millis `json:"prompt_eval_time_ms,omitempty"`
 	ScheduleTime   Millis `json:"schedule_time_ms,omitempty"`
 	ServerTime     Millis `json:"server_time_ms,omitempty"`
