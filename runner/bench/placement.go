@@ -65,30 +65,38 @@ func setupChanges(base, cur *Report) []string {
 	}
 	for _, m := range cur.Models {
 		i := slices.IndexFunc(base.Models, func(b ModelResult) bool { return b.Name == m.Name })
-		if i < 0 || m.Status != ModelRan || base.Models[i].Status != ModelRan {
-			continue
+		if i >= 0 && m.Status == ModelRan && base.Models[i].Status == ModelRan {
+			out = append(out, modelSetupChanges(base.Models[i], m)...)
 		}
-		bm := base.Models[i]
-		if bm.Placement == nil && m.Placement != nil {
-			out = append(out, fmt.Sprintf("%s: the baseline does not record where the model ran (now %s)", m.Name, m.Placement.Processor()))
+	}
+	return out
+}
+
+// modelSetupChanges is what differs in where one model ran.
+func modelSetupChanges(bm, m ModelResult) []string {
+	var out []string
+	differ := func(what string, b, c any) {
+		out = append(out, fmt.Sprintf("%s: %s %v, now %v", m.Name, what, b, c))
+	}
+	switch bp, p := bm.Placement, m.Placement; {
+	case bp == nil && p != nil:
+		out = append(out, fmt.Sprintf("%s: the baseline does not record where the model ran (now %s)", m.Name, p.Processor()))
+	case bp != nil && p != nil:
+		if bp.Processor() != p.Processor() {
+			differ("placement", bp.Processor(), p.Processor())
 		}
-		if bm.Placement != nil && m.Placement != nil {
-			if b, c := bm.Placement.Processor(), m.Placement.Processor(); b != c {
-				out = append(out, fmt.Sprintf("%s: placement %s, now %s", m.Name, b, c))
-			}
-			if b, c := bm.Placement.ContextLength, m.Placement.ContextLength; b != c {
-				out = append(out, fmt.Sprintf("%s: loaded context %d, now %d", m.Name, b, c))
-			}
+		if bp.ContextLength != p.ContextLength {
+			differ("loaded context", bp.ContextLength, p.ContextLength)
 		}
-		if bm.Probe != nil && m.Probe != nil && bm.Probe.ServerVersion != m.Probe.ServerVersion && bm.Probe.ServerVersion != "" {
-			out = append(out, fmt.Sprintf("%s: server version %s, now %s", m.Name, bm.Probe.ServerVersion, m.Probe.ServerVersion))
-		}
-		if b, c := bm.Parallel.Slots, m.Parallel.Slots; b != c && b > 0 && c > 0 {
-			out = append(out, fmt.Sprintf("%s: %d parallel slot(s), now %d", m.Name, b, c))
-		}
-		if b, c := bm.Parallel.Cells, m.Parallel.Cells; b != c && b > 0 && c > 0 {
-			out = append(out, fmt.Sprintf("%s: %d cell(s) at once, now %d", m.Name, b, c))
-		}
+	}
+	if bm.Probe != nil && m.Probe != nil && bm.Probe.ServerVersion != "" && bm.Probe.ServerVersion != m.Probe.ServerVersion {
+		differ("server version", bm.Probe.ServerVersion, m.Probe.ServerVersion)
+	}
+	if b, c := bm.Parallel.Slots, m.Parallel.Slots; b != c && b > 0 && c > 0 {
+		differ("parallel slots", b, c)
+	}
+	if b, c := bm.Parallel.Cells, m.Parallel.Cells; b != c && b > 0 && c > 0 {
+		differ("cells at once", b, c)
 	}
 	return out
 }

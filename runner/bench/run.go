@@ -100,52 +100,7 @@ func Run(ctx context.Context, opts Options) *Report {
 			}
 			cells = unrun(opts.Tasks, repeat, name, mr.Reason)
 		default:
-			mark := slog.mark()
-			ld, reason := prepare(ctx, &mr, opts.Open, opts.Tasks, func(w string) { warnf(name + ": " + w) })
-			if reason != "" {
-				mr.Status, mr.Reason = ModelSkipped, reason
-				cells = unrun(opts.Tasks, repeat, name, reason)
-				break
-			}
-			if first := ld.first(); first != nil {
-				mr.WarmUp, mr.Placement = first.Duration, first.Placement
-			}
-			mr.Parallel = Parallel{Cells: max(opts.Parallel, 1), Slots: slog.slots(mark)}
-			if mr.Parallel.Slots > 0 && mr.Parallel.Cells > mr.Parallel.Slots {
-				// More cells than slots would only queue at the server, their wait counted in
-				// their times as if the model were slower.
-				warnf(fmt.Sprintf("%s: -j %d but the server runs %d request(s) at once for it (its log): cells ran %d at a time",
-					name, mr.Parallel.Cells, mr.Parallel.Slots, mr.Parallel.Slots))
-				mr.Parallel.Cells = mr.Parallel.Slots
-			}
-			if opts.OnModel != nil {
-				opts.OnModel(mr)
-			}
-			run := runModel(ctx, name, mr.OutDir, opts, b, mr.Parallel.Cells, ld)
-			cells = run.Scenarios
-			if opts.OnModelDone != nil {
-				opts.OnModelDone(mr, run)
-			}
-			sum := ld.summary(cells)
-			mr.Loads, mr.LoadCount, mr.CellLoads, mr.Load = sum.asked, sum.count, sum.unasked, sum.time
-			var later result.Millis // the loads between groups, inside the run's wall time
-			for _, l := range sum.asked[min(1, len(sum.asked)):] {
-				later += l.Duration
-			}
-			mr.Parallel.time(run, cells, later)
-			if logged := slog.since(mark); slog.ok() {
-				mr.LoggedLoads = &logged.Loads
-				if logged.Parallel > 0 {
-					mr.Parallel.Slots = logged.Parallel
-				}
-			}
-			for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), loadWarnings(name, mr)...) {
-				warnf(w)
-			}
-			if mr.LoggedLoads != nil && *mr.LoggedLoads != mr.LoadCount {
-				warnf(fmt.Sprintf("%s: the server's log shows %d load(s) during the model's turn where runner saw %d through /api/ps: another client used the server, or a reload left the same placement behind",
-					name, *mr.LoggedLoads, mr.LoadCount))
-			}
+			cells = benchModel(ctx, &mr, opts, b, slog, warnf)
 		}
 		if mr.Status != ModelRan && opts.OnModel != nil {
 			opts.OnModel(mr)
@@ -165,6 +120,58 @@ func Run(ctx context.Context, opts Options) *Report {
 	rep.Budget.Spent = rep.Budget.Spent || b.wasSpent()
 	rep.Duration = result.Millis(now().Sub(rep.Started))
 	return rep
+}
+
+// benchModel is one model's turn: probe and first load, its cells, then its loads, time
+// and warnings; it returns the model's cells (not run ones when it was skipped).
+func benchModel(ctx context.Context, mr *ModelResult, opts Options, b *budget, slog *serverLog, warnf func(string)) []result.Scenario {
+	name, repeat := mr.Name, max(opts.Repeat, 1)
+	mark := slog.mark()
+	ld, reason := prepare(ctx, mr, opts.Open, opts.Tasks, func(w string) { warnf(name + ": " + w) })
+	if reason != "" {
+		mr.Status, mr.Reason = ModelSkipped, reason
+		return unrun(opts.Tasks, repeat, name, reason)
+	}
+	if first := ld.first(); first != nil {
+		mr.WarmUp, mr.Placement = first.Duration, first.Placement
+	}
+	mr.Parallel = Parallel{Cells: max(opts.Parallel, 1), Slots: slog.slots(mark)}
+	if mr.Parallel.Slots > 0 && mr.Parallel.Cells > mr.Parallel.Slots {
+		// More cells than slots would only queue at the server, their wait counted in
+		// their times as if the model were slower.
+		warnf(fmt.Sprintf("%s: -j %d but the server runs %d request(s) at once for it (its log): cells ran %d at a time",
+			name, mr.Parallel.Cells, mr.Parallel.Slots, mr.Parallel.Slots))
+		mr.Parallel.Cells = mr.Parallel.Slots
+	}
+	if opts.OnModel != nil {
+		opts.OnModel(*mr)
+	}
+	run := runModel(ctx, name, mr.OutDir, opts, b, mr.Parallel.Cells, ld)
+	if opts.OnModelDone != nil {
+		opts.OnModelDone(*mr, run)
+	}
+	cells := run.Scenarios
+	sum := ld.summary(cells)
+	mr.Loads, mr.LoadCount, mr.CellLoads, mr.Load = sum.asked, sum.count, sum.unasked, sum.time
+	var later result.Millis // the loads between groups, inside the run's wall time
+	for _, l := range sum.asked[min(1, len(sum.asked)):] {
+		later += l.Duration
+	}
+	mr.Parallel.time(run, cells, later)
+	if logged := slog.since(mark); slog.ok() {
+		mr.LoggedLoads = &logged.Loads
+		if logged.Parallel > 0 {
+			mr.Parallel.Slots = logged.Parallel
+		}
+	}
+	for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), loadWarnings(name, *mr)...) {
+		warnf(w)
+	}
+	if mr.LoggedLoads != nil && *mr.LoggedLoads != mr.LoadCount {
+		warnf(fmt.Sprintf("%s: the server's log shows %d load(s) during the model's turn where runner saw %d through /api/ps: another client used the server, or a reload left the same placement behind",
+			name, *mr.LoggedLoads, mr.LoadCount))
+	}
+	return cells
 }
 
 // prepare opens and probes a model, and loads it with the options of the cells that
