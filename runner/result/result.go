@@ -108,9 +108,10 @@ type Scenario struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Reloads is how many times the server loaded the model while this scenario ran, as
 	// runner bench saw in the server's list of loaded models (Ollama's /api/ps), and
-	// LoadTime the time its requests waited meanwhile (Ollama's load_duration): kept out
-	// of the scenario's wall time in the bench's figures. (Before bench.json version 3,
-	// Reloads counted the requests whose load_duration passed 50 ms, which on a big
+	// LoadTime the time its requests waited meanwhile (Ollama's load_duration): set by
+	// runner bench on its own copy of the record, which keeps that time out of the
+	// scenario's wall time in bench.json; a scenario's result.json leaves them 0. (Older
+	// runners wrote here the requests whose load_duration passed 50 ms, which on a big
 	// model is every request.)
 	LoadTime Millis `json:"load_time_ms,omitempty"`
 	Reloads  int    `json:"reloads,omitempty"`
