@@ -12,11 +12,11 @@ import (
 // OpenAI's chat completions wire shapes (POST /v1/chat/completions), as agents send them.
 type (
 	chatRequest struct {
-		Model               string        `json:"model"`
-		Messages            []chatMessage `json:"messages"`
-		Tools               []chatTool    `json:"tools"`
-		Stream              bool          `json:"stream"`
-		StreamOptions       *struct {
+		Model         string        `json:"model"`
+		Messages      []chatMessage `json:"messages"`
+		Tools         []chatTool    `json:"tools"`
+		Stream        bool          `json:"stream"`
+		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 		Temperature         *float64 `json:"temperature"`
@@ -126,7 +126,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		finish = "length"
 	}
 	usage := map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens,
-		"total_tokens": resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
+		"total_tokens":          resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
 		"prompt_tokens_details": map[string]int{"cached_tokens": resp.Usage.CachedPromptTokens}}
 	calls := make([]chatToolCall, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
