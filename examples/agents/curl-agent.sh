@@ -28,8 +28,12 @@ tools='[
  {"type":"function","function":{"name":"task_complete","description":"Say the task is done.",
   "parameters":{"type":"object","properties":{"summary":{"type":"string"}},"required":["summary"]}}}
 ]'
-msgs=$(jq -n --arg p "${RUNNER_PROMPT:?runner sets RUNNER_PROMPT}" '[
-  {role: "system", content: "You work in the current directory. Use the tools; call task_complete when done."},
+# What real agents put in their system prompt: the working directory and a session id.
+# runner shows the model the workspace as /workspace and masks ids and dates in a
+# cassette's key, so a recorded run replays in another workspace and session.
+session=$(cat /proc/sys/kernel/random/uuid 2>/dev/null || echo none)
+msgs=$(jq -n --arg p "${RUNNER_PROMPT:?runner sets RUNNER_PROMPT}" --arg cwd "$PWD" --arg s "$session" '[
+  {role: "system", content: ("You work in " + $cwd + " (session " + $s + "). Use the tools; call task_complete when done.")},
   {role: "user", content: $p}]')
 
 while :; do

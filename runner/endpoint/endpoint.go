@@ -242,6 +242,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	}
 	s.out.Steps++
 	step := s.out.Steps
+	in.req.External = true
 	sent := s.newMessages(in.req.Messages)
 	results := s.answered(step, in, now)
 	s.prev = in.req.Messages

@@ -35,12 +35,7 @@ func (r *runState) act(p *prepared) acted {
 			return acted{err: err}
 		}
 	}
-	k, err := r.agentKind()
-	if err != nil {
-		return acted{err: err}
-	}
-	if !k.Builtin {
-		r.res.Agent = k.Name
+	if k := p.agent; !k.Builtin {
 		a := r.runExternal(p, k)
 		if a.err == nil {
 			a.truncated = contextWarning(p.ctx, p.model, r.t.ModelOptions.NumCtx, a.out.MaxPrompt)

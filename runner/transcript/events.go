@@ -30,7 +30,9 @@ type (
 		Task          string `json:"task"`
 		File          string `json:"file"`
 		Model         string `json:"model"`
-		Repeat        int    `json:"repeat"`
+		// Agent is the external agent that acts (runner/agent/kinds); "" for the loop.
+		Agent  string `json:"agent,omitempty"`
+		Repeat int    `json:"repeat"`
 		// System is the system prompt as sent (the default one when the task has none);
 		// Prompt is the user prompt.
 		System string `json:"system"`

@@ -83,8 +83,13 @@ func Normalise(req *model.Request) (Request, []byte, error) {
 	n := Request{Messages: make([]Message, len(req.Messages)), Tools: et.hash, Options: req.Options}
 	for i, m := range req.Messages {
 		nm := Message{Role: m.Role, Content: m.Content, ToolName: m.ToolName}
-		if m.Role == model.RoleTool {
+		switch {
+		case m.Role == model.RoleTool:
 			nm.Content = maskVolatile(m.Content)
+		case req.External && m.Role != model.RoleAssistant:
+			// An external agent writes its own system prompt and user turns: the date
+			// and its session's ids in them must not make a replay miss.
+			nm.Content = maskExternal(m.Content)
 		}
 		for _, c := range m.ToolCalls {
 			nm.ToolCalls = append(nm.ToolCalls, Call{Name: c.Name, Arguments: canonicalArgs(c.Arguments)})
@@ -143,6 +148,24 @@ func maskVolatile(s string) string {
 			return "<time>"
 		}
 		return "<duration>"
+	})
+}
+
+// externalVolatile is what an external agent's own text holds that changes from run to
+// run: dates (with or without a time), UUIDs (session and request ids), and what
+// volatile matches.
+var externalVolatile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b` +
+		`|\b\d{4}-\d{2}-\d{2}\b`)
+})
+
+// maskExternal masks volatile text, then an external agent's dates and ids.
+func maskExternal(s string) string {
+	return externalVolatile().ReplaceAllStringFunc(maskVolatile(s), func(m string) string {
+		if strings.Count(m, "-") == 4 {
+			return "<id>"
+		}
+		return "<date>"
 	})
 }
 
