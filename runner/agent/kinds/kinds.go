@@ -98,9 +98,12 @@ const AgentsDirEnv = "RUNNER_AGENTS_DIR"
 // Default is the kind of a task with no agent: key.
 const Default = NameRunner
 
-// Kinds are the agent kinds, the default first: a kind is its own file (its row's
-// variable) plus its entry here.
+// Kinds are the agent kinds, the default first. Other files add their rows in init
+// (register), so a kind is one file plus its row.
 var Kinds = []Kind{runnerKind, commandKind}
+
+// register adds a row (from a kind's own file).
+func register(k Kind) { Kinds = append(Kinds, k) } //nolint:unused // the installed agents' files call it (branch agents: claude-code, codex)
 
 // Names lists the kinds' names, in order.
 func Names() []string {
