@@ -287,9 +287,6 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	}
 	s.mu.Lock()
 	s.out.Usage.Add(resp.Usage)
-	if resp.Usage.Loaded() {
-		s.out.Reloads++
-	}
 	s.out.MaxPrompt = max(s.out.MaxPrompt, resp.Usage.PromptTokens)
 	done := s.now()
 	for _, c := range calls {

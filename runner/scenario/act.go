@@ -79,8 +79,8 @@ func (a acted) record(r *runState) {
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
 	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = result.Millis(out.ModelTime), result.Millis(out.ToolTime), out.MaxPrompt
 	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
-		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
-	r.res.LoadTime, r.res.Reloads = out.Usage.LoadDuration, out.Reloads
+		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration,
+		PromptEvalTime: out.Usage.PromptEvalDuration, ScheduleTime: out.Usage.LoadDuration, ServerTime: out.Usage.TotalDuration}
 	r.res.Warnings = append(r.res.Warnings, out.Notes...)
 	if a.truncated != "" {
 		r.res.Warnings = append(r.res.Warnings, a.truncated)
