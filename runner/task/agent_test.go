@@ -1,0 +1,53 @@
+package task
+
+import (
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+func TestAgentKey(t *testing.T) {
+	for _, c := range []struct {
+		name, yaml string
+		want       Agent
+	}{
+		{"absent", "", Agent{}},
+		{"a kind", "agent: runner\n", Agent{Kind: "runner"}},
+		{"a command", "agent: {command: ./agent.sh --fast}\n", Agent{Kind: "command", Command: "./agent.sh --fast"}},
+		{"kind and command", "agent:\n  kind: command\n  command: sh run.sh\n", Agent{Kind: "command", Command: "sh run.sh"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Load(writeTask(t, "t.yaml", "prompt: go\n"+c.yaml), testOptions())
+			assert.NilError(t, err)
+			assert.DeepEqual(t, got.Agent, c.want)
+		})
+	}
+}
+
+func TestAgentKeyErrorsArePositioned(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"typo", "agent: comand\n", `t.yaml:2:8: agent: invalid value "comand"; did you mean "command"?`},
+		{"command without its line", "agent: command\n", "t.yaml:2:8: agent: the command agent needs its command line"},
+		{"empty command", "agent: {command: \"\"}\n", "t.yaml:2:18: agent.command:"},
+		{"command of another kind", "agent: {kind: runner, command: x}\n", "t.yaml:2:32: agent.command: only the command agent takes a command, not runner"},
+		{"a list", "agent: [runner]\n", "t.yaml:2:8: agent: expected an agent"},
+		{"unknown key", "agent: {comand: x}\n", `t.yaml:2:9: agent.comand: unknown field`},
+		{"in a container", "agent: {command: x}\nenvironment: {image: alpine}\n", "t.yaml:2:8: agent: an external agent (command) cannot run in an environment: container yet"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeTask(t, "t.yaml", "prompt: go\n"+c.yaml), testOptions())
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+// An external agent's tools are its own: tool_called names them as the endpoint sees
+// them; the built-in loop's names are still checked.
+func TestToolCalledNamesAnExternalAgentsTools(t *testing.T) {
+	got, err := Load(writeTask(t, "t.yaml", "prompt: go\nassert:\n  - tool_called: Bash\nagent: {command: x}\n"), testOptions())
+	assert.NilError(t, err)
+	assert.Equal(t, got.Assert[0].Spec.(ToolCalled).Name, "Bash")
+	_, err = Load(writeTask(t, "t.yaml", "prompt: go\nassert:\n  - tool_called: Bash\n"), testOptions())
+	assert.Assert(t, is.ErrorContains(err, `unknown tool "Bash"`))
+}
