@@ -74,7 +74,7 @@ func (s *Server) decodeMessages(body []byte) (*inbound, error) {
 			for _, b := range contentBlocks(m.Content) {
 				switch b.Type {
 				case "text":
-					nm.Content += b.Text
+					nm.Content = joinText(nm.Content, b.Text)
 				case "tool_use":
 					nm.ToolCalls = append(nm.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Input})
 				}
@@ -91,9 +91,9 @@ func (s *Server) decodeMessages(body []byte) (*inbound, error) {
 					in.failed[b.ToolUseID] = true
 				}
 			case "text":
-				text += b.Text
+				text = joinText(text, b.Text)
 			case "image", "document":
-				text += "[" + b.Type + "]"
+				text = joinText(text, "["+b.Type+"]")
 			}
 		}
 		if text != "" {
@@ -111,6 +111,15 @@ func (s *Server) decodeMessages(body []byte) (*inbound, error) {
 		in.req.Tools = append(in.req.Tools, spec)
 	}
 	return in, nil
+}
+
+// joinText joins a turn's text blocks as paragraphs: Claude Code sends its reminders
+// and the prompt as blocks of one user turn.
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {

@@ -171,7 +171,7 @@ func toolsResult(output string, ok bool) tools.Result {
 
 // textOf joins the text of a content field that is a string, or a list of parts each
 // with a "text" (OpenAI's text and input_text/output_text parts, Anthropic's text
-// blocks); other parts (images) are named, not sent.
+// blocks), as paragraphs; other parts (images) are named, not sent.
 func textOf(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -189,16 +189,16 @@ func textOf(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &parts) != nil {
 		return string(raw)
 	}
-	var b strings.Builder
+	out := ""
 	for _, p := range parts {
 		switch {
 		case p.Text != "" || strings.Contains(p.Type, "text"):
-			b.WriteString(p.Text)
+			out = joinText(out, p.Text)
 		default:
-			fmt.Fprintf(&b, "[%s]", p.Type)
+			out = joinText(out, "["+p.Type+"]")
 		}
 	}
-	return b.String()
+	return out
 }
 
 // writeJSON writes v with status.

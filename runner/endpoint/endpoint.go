@@ -162,8 +162,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /v1/models/{id...}", s.modelInfo)
-	// A health check at the root, as servers answer one: no model is called.
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	// Health checks, as servers answer them (the root; Claude Code's /api/hello when its
+	// non-essential traffic is not turned off): no model is called.
+	ok := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
+	mux.HandleFunc("/{$}", ok)
+	mux.HandleFunc("/api/hello", ok)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "not_found_error", fmt.Sprintf("runner's endpoint does not serve %s %s", r.Method, r.URL.Path))
 	})
@@ -177,7 +180,7 @@ const maxBody = 64 << 20
 // api-key), comparing in constant time.
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" && !s.authorized(r) {
+		if r.URL.Path != "/" && r.URL.Path != "/api/hello" && !s.authorized(r) {
 			writeError(w, r, http.StatusUnauthorized, "authentication_error", "runner's endpoint: missing or wrong API key (use the per-run token runner put in OPENAI_API_KEY and ANTHROPIC_API_KEY)")
 			return
 		}
@@ -242,6 +245,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	}
 	s.out.Steps++
 	step := s.out.Steps
+	in.req.External = true
 	sent := s.newMessages(in.req.Messages)
 	results := s.answered(step, in, now)
 	s.prev = in.req.Messages

@@ -56,6 +56,10 @@ type Request struct {
 	Messages []Message    `json:"messages"`
 	Tools    []tools.Spec `json:"-"`
 	Options  Options      `json:"options"`
+	// External marks a request an external agent sent through runner's endpoint
+	// (runner/endpoint): its system and user text holds what changes from run to run
+	// (today's date, a session id), which a cassette's key masks (runner/model/replay).
+	External bool `json:"-"`
 }
 
 // Step is the 1-based number of the step the request asks for: one more than the

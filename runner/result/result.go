@@ -30,6 +30,7 @@ const (
 	StopError     StopReason = "error"     // the model or the runner failed
 	StopInterrupt StopReason = "interrupted"
 	StopNotRun    StopReason = "not_run" // never started: a budget was spent (runner bench)
+	StopGaveUp    StopReason = "gave_up" // an external agent ended without saying it finished (a non-zero exit)
 )
 
 // Scenario is the outcome of one run of one task.
@@ -38,12 +39,15 @@ type Scenario struct {
 	File string `json:"file"`
 	// Task, Case and Vars are set for one case of a task file expanded over vars:, a
 	// matrix: or a dataset:: the task's own name, the case label and the values used.
-	Task   string         `json:"task,omitempty"`
-	Case   string         `json:"case,omitempty"`
-	Vars   map[string]any `json:"vars,omitempty"`
-	Tags   []string       `json:"tags,omitempty"`
-	Model  string         `json:"model"`
-	Repeat int            `json:"repeat"`
+	Task  string         `json:"task,omitempty"`
+	Case  string         `json:"case,omitempty"`
+	Vars  map[string]any `json:"vars,omitempty"`
+	Tags  []string       `json:"tags,omitempty"`
+	Model string         `json:"model"`
+	// Agent is the external agent that acted (runner/agent/kinds: claude-code, codex,
+	// command); "" for runner's own loop.
+	Agent  string `json:"agent,omitempty"`
+	Repeat int    `json:"repeat"`
 	// Index is the scenario's place in the whole (unsharded) run, so results of shards or
 	// resumed runs merge back into the order one run would have reported.
 	Index int `json:"index"`

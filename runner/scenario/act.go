@@ -35,6 +35,13 @@ func (r *runState) act(p *prepared) acted {
 			return acted{err: err}
 		}
 	}
+	if k := p.agent; !k.Builtin {
+		a := r.runExternal(p, k)
+		if a.err == nil {
+			a.truncated = contextWarning(p.ctx, p.model, r.t.ModelOptions.NumCtx, a.out.MaxPrompt)
+		}
+		return a
+	}
 	a := r.runAgent(p.ctx, agent.Config{
 		System: p.system, Prompt: r.t.Prompt, Model: p.model, Options: r.t.ModelOptions,
 		Tools: p.toolset, Policy: p.decider, Work: p.ws, Record: r, MaxSteps: p.maxSteps, Now: r.now,

@@ -65,6 +65,8 @@ type Options struct {
 	// Index is the scenario's place in the whole run (result.Scenario.Index); package
 	// suite sets it per scenario.
 	Index int
+	// Agent, when set, overrides every task's agent kind (--agent; runner/agent/kinds).
+	Agent string
 	// Prices is the price table that gives each scenario its cost; nil is the shipped one.
 	Prices *price.Table
 }

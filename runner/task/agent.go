@@ -1,6 +1,7 @@
 package task
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -34,13 +35,22 @@ func (l *loader) agent(n ast.Node, field string) {
 		return
 	}
 	var commandAt ast.Node
+	dir, err := filepath.Abs(l.t.Dir)
+	if err != nil {
+		dir = l.t.Dir
+	}
+	a.Dir = dir
 	present := d.object(r, field, agentFields, func(e entry, f string) {
 		switch e.key {
 		case "kind":
 			a.Kind, _ = d.enum(e.value, f, kinds.Names())
 		case "command":
 			commandAt = e.value
-			a.Command, _ = d.nonEmpty(e.value, f)
+			if a.Command, _ = d.nonEmpty(e.value, f); a.Command != "" {
+				a.Files = append(a.Files, l.commandFiles(e.value, f, dir, a.Command)...)
+			}
+		case "files":
+			a.Files = append(a.Files, l.declaredFiles(e.value, f, dir)...)
 		}
 	})
 	_, hasKind := present["kind"]

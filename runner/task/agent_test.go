@@ -1,6 +1,7 @@
 package task
 
 import (
+	"path/filepath"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -20,6 +21,7 @@ func TestAgentKey(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Load(writeTask(t, "t.yaml", "prompt: go\n"+c.yaml), testOptions())
 			assert.NilError(t, err)
+			got.Agent.Dir = ""
 			assert.DeepEqual(t, got.Agent, c.want)
 		})
 	}
@@ -50,4 +52,18 @@ func TestToolCalledNamesAnExternalAgentsTools(t *testing.T) {
 	assert.Equal(t, got.Assert[0].Spec.(ToolCalled).Name, "Bash")
 	_, err = Load(writeTask(t, "t.yaml", "prompt: go\nassert:\n  - tool_called: Bash\n"), testOptions())
 	assert.Assert(t, is.ErrorContains(err, `unknown tool "Bash"`))
+}
+
+// The agent sees of the task file's directory only what its command names through
+// $TASK_DIR and what files: lists, never the task file itself.
+func TestAgentFilesBesideTheTaskFile(t *testing.T) {
+	p := writeTask(t, "t.yaml", "prompt: go\nagent: {command: sh $TASK_DIR/agent.sh --x, files: [lib]}\n", "agent.sh", "echo", "lib", "x")
+	got, err := Load(p, testOptions())
+	assert.NilError(t, err)
+	dir := filepath.Dir(p)
+	assert.DeepEqual(t, got.Agent.Files, []string{filepath.Join(dir, "agent.sh"), filepath.Join(dir, "lib")})
+	assert.Equal(t, got.Agent.Dir, dir)
+
+	_, err = Load(writeTask(t, "t.yaml", "prompt: go\nagent: {command: cat $TASK_DIR/t.yaml}\n"), testOptions())
+	assert.ErrorContains(t, err, "t.yaml is or holds the task file itself")
 }

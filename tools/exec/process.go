@@ -73,7 +73,9 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 			return nil, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
 		}
 	}
-	err = startCommand(ws, p.cmd)
+	// Tracked as a command's leader: once it ends, the orphans it left (a double fork,
+	// setsid) are killed and reaped, as after a command (see reaper).
+	err = startTracked(func() error { return startCommand(ws, p.cmd) }, func() int { return p.cmd.Process.Pid })
 	closeFiles(inR, outW, errW) // the child has its own copies
 	if err != nil {
 		closeFiles(inW, outR, errR)
@@ -103,6 +105,11 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 		p.stop() // and no late kill once the group's id may be reused
 		_ = p.cmd.Wait()
 		release(ws, p.cmd)
+		if c, ok := ws.Sandbox.(Contained); !ok || !c.ContainsDescendants() {
+			finished(p.pgid)
+		} else {
+			forget(p.pgid)
+		}
 		_ = errR.SetReadDeadline(time.Now().Add(drainGrace))
 		<-drained
 		_ = errR.Close() // the reads are done: Close loses no data
