@@ -127,3 +127,16 @@ func TestRoutesMatchAConversationExactly(t *testing.T) {
 		func(api.ChatResponse) error { return nil })
 	assert.ErrorContains(t, err, `matches routes "greet", "world"`)
 }
+
+// An agent that opens with a message of its own (Codex sends its environment, then the
+// task) is routed by the task it sends after it, but never by what follows an answer.
+func TestRoutesMatchAnyOpeningUserMessage(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "RIGHT-TASK", Replies: []fakellm.Reply{fakellm.ToolCall("right", nil)}, Repeat: true},
+		{Match: "", Replies: []fakellm.Reply{fakellm.Text("fallback")}, Repeat: true},
+	}})
+	defer srv.Close()
+	assert.Equal(t, chat(t, srv, user("<environment_context>cwd</environment_context>"), user("RIGHT-TASK do it")), "call:right")
+	later := []api.Message{user("<environment_context>other</environment_context>"), {Role: "assistant", Content: "hi"}, user("RIGHT-TASK")}
+	assert.Equal(t, chat(t, srv, later...), "fallback")
+}
