@@ -50,6 +50,10 @@ var claudeCodeKind = Kind{
 			// runner's providers retry the real model; the program's own retries of a failing
 			// endpoint (ten by default, with backoff) would only stretch the scenario.
 			"CLAUDE_CODE_MAX_RETRIES": "1",
+			// No auto-memory: its directory (under HOME) is named in the system prompt, so a
+			// cassette recorded under one home would miss under another, and memories kept
+			// across runs would let one scenario's run steer the next.
+			"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
 			// Any background call for a "small fast model" goes to the run's model too.
 			"ANTHROPIC_SMALL_FAST_MODEL":    in.Model,
 			"ANTHROPIC_DEFAULT_HAIKU_MODEL": in.Model,

@@ -32,6 +32,10 @@ var codexKind = Kind{
 			"-c", "model_providers.runner=" + provider,
 			"-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
 			"-c", "web_search=\"disabled\"",
+			// The bundled skills' instructions name their directory under CODEX_HOME: a
+			// cassette recorded under one home would miss under another. The task's own
+			// skills (the workspace's .codex/skills) still load.
+			"-c", "skills.bundled.enabled=false",
 			"--disable", "plugins", "--disable", "apps", "--disable", "multi_agent", "--disable", "goals",
 		}
 		if in.Model != "" {

@@ -89,7 +89,7 @@ func TestClaudeCodeArgs(t *testing.T) {
 	assert.Check(t, is.DeepEqual(after(args, "--model"), "ollama:qwen3"))
 	assert.Check(t, is.DeepEqual(after(args, "--append-system-prompt"), "Be terse."))
 	env := k.Env(in)
-	for _, name := range []string{"IS_SANDBOX", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS"} {
+	for _, name := range []string{"IS_SANDBOX", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"} {
 		assert.Check(t, is.Equal(env[name], "1"), name)
 	}
 	for name := range env {
@@ -132,6 +132,7 @@ func TestCodexArgs(t *testing.T) {
 	assert.Check(t, is.Equal(provider["env_key"], "OPENAI_API_KEY"))
 	assert.Check(t, is.Equal(conf["developer_instructions"], system))
 	assert.Check(t, is.Equal(conf["analytics.enabled"], false))
+	assert.Check(t, is.Equal(conf["skills.bundled.enabled"], false))
 	_, hasSystem := conf["developer_instructions"]
 	assert.Check(t, hasSystem)
 }
