@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +249,19 @@ func leftover(marker string) string {
 		}
 	}
 	return strings.Join(found, "\n")
+}
+
+// runner agents --check against the real install: both programs found at the versions
+// their rows say runner's tests drive (the lockfile's).
+func TestInstalledAgentsCheck(t *testing.T) {
+	t.Parallel()
+	var agents string
+	for _, a := range installedAgents {
+		agents = a.agentsDir(t)
+	}
+	res := runner(t, run{Args: []string{"agents", "--check"}, Env: []string{"RUNNER_AGENTS_DIR=" + agents}})
+	assert.Equal(t, res.Code, 0, res.Stdout+res.Stderr)
+	for _, a := range installedAgents {
+		assert.Check(t, is.Regexp(a.kind+` +ok +\S+ +\S+ +`+regexp.QuoteMeta(filepath.Join(agents, "node_modules", ".bin", a.program)), res.Stdout))
+	}
 }

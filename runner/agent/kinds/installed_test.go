@@ -177,3 +177,42 @@ func after(args []string, flag string) string {
 	}
 	return args[i+1]
 }
+
+// --check tells the four states apart with stand-in programs: the tested version, another
+// one, none at all, and a program whose probe fails.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	assert.NilError(t, os.MkdirAll(bin, 0o755))
+	write := func(name, script string) {
+		assert.NilError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+script+"\n"), 0o755))
+	}
+	k := Kind{Name: "x", Program: "x-agent", VersionArgs: []string{"--version"}, Tested: "2.1.332", Install: "npm i -g x@2.1.332"}
+	assert.Check(t, k.Checkable())
+	assert.Check(t, !commandKind.Checkable() && !runnerKind.Checkable())
+
+	c := k.Check(t.Context(), "/nonexistent", dir)
+	assert.Check(t, is.Equal(c.Status, CheckMissing))
+	assert.Check(t, is.Contains(c.Problem, "npm i -g x@2.1.332"), "says how to install it")
+
+	write("x-agent", `[ "$1" = --version ] && echo "2.1.332 (X Agent)"`)
+	c = k.Check(t.Context(), "/nonexistent", dir)
+	assert.Check(t, is.Equal(c.Status, CheckOK), c.Problem)
+	assert.Check(t, is.Equal(c.Version, "2.1.332"))
+	assert.Check(t, is.Equal(c.Path, filepath.Join(bin, "x-agent")))
+
+	write("x-agent", `echo "x-cli 2.2.0-beta.1"`)
+	c = k.Check(t.Context(), "/nonexistent", dir)
+	assert.Check(t, is.Equal(c.Status, CheckUntested))
+	assert.Check(t, is.Equal(c.Version, "2.2.0-beta.1"))
+	assert.Check(t, is.Contains(c.Problem, "drive 2.1.332"))
+
+	write("x-agent", `echo "Error: cannot find module" >&2; exit 1`)
+	c = k.Check(t.Context(), "/nonexistent", dir)
+	assert.Check(t, is.Equal(c.Status, CheckBroken))
+	assert.Check(t, is.Contains(c.Problem, "cannot find module"))
+
+	write("x-agent", `echo "no version here"`)
+	c = k.Check(t.Context(), "/nonexistent", dir)
+	assert.Check(t, is.Equal(c.Status, CheckBroken))
+}
