@@ -152,7 +152,7 @@ func (s *Server) next(req *Request) (Reply, int) {
 			opening.WriteString(m.Content)
 		}
 	}
-	route, ambiguous := s.route(req.Model, users)
+	route, ambiguous := s.route(req.Model, req.Tools, users)
 	if ambiguous != "" {
 		req.Reply = -1
 		s.requests = append(s.requests, *req)
@@ -197,12 +197,13 @@ func (s *Server) next(req *Request) (Reply, int) {
 // must never get each other's replies, so a conversation that several routes match, none
 // exactly, is an error naming them rather than a guess. A route with an empty Match
 // catches what no other route takes.
-func (s *Server) route(modelName string, users []string) (int, string) {
+func (s *Server) route(modelName string, offered, users []string) (int, string) {
 	var exact, contained []int
 	catchAll := -1
 	for i, r := range s.script.Routes {
 		switch {
 		case r.Model != "" && r.Model != modelName:
+		case r.Offers != "" && !slices.Contains(offered, r.Offers):
 		case r.Match == "":
 			if catchAll < 0 {
 				catchAll = i
