@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/model/fakellm"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
@@ -263,5 +264,59 @@ func TestInstalledAgentsCheck(t *testing.T) {
 	assert.Equal(t, res.Code, 0, res.Stdout+res.Stderr)
 	for _, a := range installedAgents {
 		assert.Check(t, is.Regexp(a.kind+` +ok +\S+ +\S+ +`+regexp.QuoteMeta(filepath.Join(agents, "node_modules", ".bin", a.program)), res.Stdout))
+	}
+}
+
+// runner bench --agent claude-code,codex,runner compares the three agents on one model and
+// one suite in one table: the scripted model solves the task with Claude Code and with
+// runner's loop (each through its own tools) and answers Codex wrongly, so the lines'
+// pass rates are 100%, 100% and 0%, with the usual statistics, and every cell is measured.
+func TestInstalledAgentsBench(t *testing.T) {
+	t.Parallel()
+	var agents string
+	for _, a := range installedAgents {
+		agents = a.agentsDir(t)
+	}
+	const prompt = "BENCH-TASK Write hello.txt saying hello world."
+	claude, codex := installedAgents[0], installedAgents[1]
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "BENCH-TASK", Offers: "Write", Replies: []fakellm.Reply{calls(claude.write("hello.txt", "hello world\n")), fakellm.Text("Done.")}},
+		{Match: "BENCH-TASK", Offers: "exec_command", Replies: []fakellm.Reply{calls(codex.write("hello.txt", "goodbye\n")), fakellm.Text("Done.")}},
+		{Match: "BENCH-TASK", Offers: "write_file", Replies: []fakellm.Reply{
+			fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello world\n"}),
+			fakellm.ToolCall("task_complete", map[string]any{"summary": "Done."}),
+		}},
+	}})
+	defer srv.Close()
+	dir := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "hello.yaml"), []byte("name: hello\nprompt: "+prompt+
+		"\nmax_steps: 6\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"), 0o644))
+	out := t.TempDir()
+	// -j 1: two repeats of runner's loop open with the same messages, and the fake tells
+	// conversations apart by their opening.
+	res := runner(t, run{Args: []string{"bench", "--agent", "claude-code,codex,runner", "--model", "openai:fake", "--repeat", "2", "-j", "1", "--out", out, dir},
+		Env: []string{"RUNNER_AGENTS_DIR=" + agents, "OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake-provider-key-123456"}, Timeout: 4 * time.Minute})
+	assert.Equal(t, res.Code, 0, res.Stdout+res.Stderr)
+
+	rep, err := bench.ReadFile(filepath.Join(out, bench.JSONFile))
+	assert.NilError(t, err)
+	rates := map[string]float64{}
+	for _, m := range rep.Models {
+		assert.Check(t, is.Equal(m.Name, "openai:fake"))
+		assert.Check(t, is.Equal(m.Summary.Passed+m.Summary.Failed, 2), "%s: every cell measured: %+v", m.Label(), m.Summary)
+		rates[m.Agent] = m.Summary.PassRate
+		cells, _ := filepath.Glob(filepath.Join(m.OutDir, "*", "result.json"))
+		assert.Check(t, is.Len(cells, 2), m.OutDir)
+		for _, c := range cells {
+			if got := readResult(t, c); m.Agent != "runner" {
+				assert.Check(t, is.Equal(got.Agent, m.Agent), "the cell ran its line's agent")
+			}
+		}
+	}
+	assert.DeepEqual(t, rates, map[string]float64{"claude-code": 1, "codex": 0, "runner": 1})
+	md, err := os.ReadFile(filepath.Join(out, bench.MarkdownFile))
+	assert.NilError(t, err)
+	for _, line := range []string{`claude-code \@ openai:fake`, `codex \@ openai:fake`, `runner \@ openai:fake`} {
+		assert.Check(t, is.Contains(string(md), "| "+line+" |"))
 	}
 }

@@ -27,6 +27,9 @@ type Options struct {
 	// Models are the PROVIDER:MODEL names, benchmarked one after another in this order:
 	// one model loaded at a time suits Ollama, and keeps timings free of model swaps.
 	Models []string
+	// Agents, when set, are the agent kinds to compare: every model runs the suite once per
+	// agent (the model prepared once), each a line of its own. Empty: the tasks' own agents.
+	Agents []string
 	Tasks  []*task.Task
 	// Repeat and Parallel are as in suite.Options.
 	Repeat, Parallel int
@@ -78,50 +81,74 @@ func Run(ctx context.Context, opts Options) *Report {
 		Tasks:  taskFiles(opts.Tasks),
 	}
 	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: &suite.CostBudget{USD: opts.BudgetUSD}}
+	agents := opts.Agents
+	if len(agents) == 0 {
+		agents = []string{""}
+	}
+	lines := len(opts.Models) * len(agents)
 	for _, name := range opts.Models {
-		mr := ModelResult{Name: name, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name))}
-		var cells []result.Scenario
-		switch {
-		case ctx.Err() != nil || b.spent():
-			mr.Status, mr.Reason = ModelNotRun, "not run: interrupted"
-			if ctx.Err() == nil {
-				mr.Reason = "not run: the budget was spent"
-				rep.Budget.Spent = true
+		var prepared *ModelResult // the model's probe and warm-up, shared by its agents
+		for _, agent := range agents {
+			mr := runLine(ctx, name, agent, &prepared, opts, b, rep, warn)
+			rep.Models = append(rep.Models, mr)
+			if opts.Checkpoint != nil && len(rep.Models) < lines {
+				rep.Duration = result.Millis(now().Sub(rep.Started))
+				opts.Checkpoint(rep)
 			}
-			cells = unrun(opts.Tasks, repeat, name, mr.Reason)
-		default:
-			if reason := prepare(ctx, &mr, opts.Open); reason != "" {
-				mr.Status, mr.Reason = ModelSkipped, reason
-				cells = unrun(opts.Tasks, repeat, name, reason)
-				break
-			}
-			if opts.OnModel != nil {
-				opts.OnModel(mr)
-			}
-			run := runModel(ctx, name, mr.OutDir, opts, b)
-			cells = run.Scenarios
-			if opts.OnModelDone != nil {
-				opts.OnModelDone(mr, run)
-			}
-			mr.Load, mr.Reloads = loads(cells)
-			for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), reloadWarnings(name, mr)...) {
-				_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
-				rep.Warnings = append(rep.Warnings, w)
-			}
-		}
-		if mr.Status != ModelRan && opts.OnModel != nil {
-			opts.OnModel(mr)
-		}
-		mr.Summary, mr.Scenarios = Aggregate(cells, repeat)
-		rep.Models = append(rep.Models, mr)
-		if opts.Checkpoint != nil && len(rep.Models) < len(opts.Models) {
-			rep.Duration = result.Millis(now().Sub(rep.Started))
-			opts.Checkpoint(rep)
 		}
 	}
 	rep.Budget.Spent = rep.Budget.Spent || b.wasSpent()
 	rep.Duration = result.Millis(now().Sub(rep.Started))
 	return rep
+}
+
+// runLine runs one line of the leaderboard: model name, with agent when agents are
+// compared. The model is prepared (probed, warmed up) for its first line only.
+func runLine(ctx context.Context, name, agent string, prepared **ModelResult, opts Options, b *budget, rep *Report, warn io.Writer) ModelResult {
+	repeat := max(opts.Repeat, 1)
+	mr := ModelResult{Name: name, Agent: agent, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name), agent)}
+	var cells []result.Scenario
+	switch {
+	case ctx.Err() != nil || b.spent():
+		mr.Status, mr.Reason = ModelNotRun, "not run: interrupted"
+		if ctx.Err() == nil {
+			mr.Reason = "not run: the budget was spent"
+			rep.Budget.Spent = true
+		}
+		cells = unrun(opts.Tasks, repeat, name, mr.Reason)
+	default:
+		if *prepared == nil {
+			p := mr
+			if reason := prepare(ctx, &p, opts.Open); reason != "" {
+				p.Status, p.Reason = ModelSkipped, reason
+			}
+			*prepared = &p
+		}
+		mr.Probe, mr.WarmUp = (*prepared).Probe, (*prepared).WarmUp
+		if (*prepared).Status == ModelSkipped {
+			mr.Status, mr.Reason = ModelSkipped, (*prepared).Reason
+			cells = unrun(opts.Tasks, repeat, name, mr.Reason)
+			break
+		}
+		if opts.OnModel != nil {
+			opts.OnModel(mr)
+		}
+		run := runModel(ctx, name, agent, mr.OutDir, opts, b)
+		cells = run.Scenarios
+		if opts.OnModelDone != nil {
+			opts.OnModelDone(mr, run)
+		}
+		mr.Load, mr.Reloads = loads(cells)
+		for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), reloadWarnings(name, mr)...) {
+			_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	if mr.Status != ModelRan && opts.OnModel != nil {
+		opts.OnModel(mr)
+	}
+	mr.Summary, mr.Scenarios = Aggregate(cells, repeat)
+	return mr
 }
 
 // prepare opens, probes and warms up a model, filling mr; it returns why the model
@@ -153,9 +180,12 @@ func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions) s
 
 // runModel runs one model's cells through the suite, with the run's parallelism,
 // retries, sandbox and transcripts.
-func runModel(ctx context.Context, name, outDir string, opts Options, b *budget) result.Run {
+func runModel(ctx context.Context, name, agent, outDir string, opts Options, b *budget) result.Run {
 	so := opts.Scenario(ctx, name) // the name parsed in prepare; a failed check errors the cells
 	so.OutDir = outDir
+	if agent != "" {
+		so.Agent = agent
+	}
 	run := suite.Run(ctx, opts.Tasks, suite.Options{
 		Scenario: so, Parallel: opts.Parallel, Repeat: opts.Repeat, OnStart: opts.OnStart,
 		Admit: b.admit, Group: reloadGroup,

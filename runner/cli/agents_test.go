@@ -73,3 +73,14 @@ func TestAgentsCheck(t *testing.T) {
 	code, _, _ = invoke(t, "agents", "codex")
 	assert.Equal(t, code, ExitUsage, "kinds are named only with --check")
 }
+
+// run takes one agent; a list is bench's, and each name in it is checked.
+func TestAgentListIsBenchs(t *testing.T) {
+	code, _, errOut := invoke(t, "run", "--agent", "codex,claude-code", "--model", "ollama:m", "x.yaml")
+	assert.Equal(t, code, ExitUsage)
+	assert.Check(t, is.Contains(errOut, "compare agents with runner bench --agent codex,claude-code"))
+	code, _, errOut = invoke(t, "bench", "--agent", "codex,claud", "--model", "ollama:m", "x.yaml")
+	assert.Equal(t, code, ExitUsage)
+	assert.Check(t, is.Contains(errOut, `unknown agent "claud"`))
+	assert.DeepEqual(t, agentList(" codex, ,runner,codex"), []string{"codex", "runner"})
+}
