@@ -85,7 +85,8 @@ func PrintAgents(o AgentsOptions) error {
 		return usageError("agents: --format: want text or json, got %q", o.Format)
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tPROTOCOL\tPROGRAM\tDESCRIPTION")
+	// A tabwriter holds the lines until Flush, which reports a failed write.
+	_, _ = fmt.Fprintln(tw, "AGENT\tPROTOCOL\tPROGRAM\tDESCRIPTION")
 	for _, r := range rows {
 		program, protocol := "(built in)", r.Protocol
 		switch {
@@ -96,7 +97,7 @@ func PrintAgents(o AgentsOptions) error {
 		default:
 			program = r.Program + " (not installed)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, protocol, program, r.Help)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, protocol, program, r.Help)
 	}
 	return tw.Flush()
 }
