@@ -110,7 +110,7 @@ const Default = NameRunner
 var Kinds = []Kind{runnerKind, commandKind}
 
 // register adds a row (from a kind's own file).
-func register(k Kind) { Kinds = append(Kinds, k) } //nolint:unused // the installed agents' files call it (branch agents: claude-code, codex)
+func register(k Kind) { Kinds = append(Kinds, k) }
 
 // Names lists the kinds' names, in order.
 func Names() []string {
