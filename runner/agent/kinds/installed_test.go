@@ -155,12 +155,16 @@ func TestTestedVersionsArePinned(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	assert.NilError(t, err)
 	assert.NilError(t, json.Unmarshal(b, &lock))
+	docs, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "agents.md"))
+	assert.NilError(t, err)
 	n := 0
 	for _, k := range Kinds {
 		if k.Package == "" {
 			continue
 		}
 		n++
+		assert.Check(t, is.Contains(string(docs), "| `"+k.Name+"` | `"+k.Package+"` | "+k.Tested+" |"), "docs/agents.md's tested versions")
+		assert.Check(t, is.Contains(string(docs), k.Package+"@"+k.Tested), "docs/agents.md's install line")
 		assert.Check(t, k.Tested != "", "%s: no tested version", k.Name)
 		assert.Check(t, is.Equal(pkg.Dependencies[k.Package], k.Tested), "%s: package.json pins %s", k.Name, k.Package)
 		assert.Check(t, is.Equal(lock.Packages["node_modules/"+k.Package].Version, k.Tested), "%s: package-lock.json", k.Name)
