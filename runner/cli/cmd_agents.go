@@ -154,16 +154,18 @@ func CheckAgents(ctx context.Context, o AgentsOptions) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tTESTED\tPROGRAM")
+		_, _ = fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tTESTED\tPROGRAM") // tabwriter buffers: Flush reports a failed write
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, or(r.Version, "-"), or(r.Tested, "-"), or(r.Path, "-"))
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, or(r.Version, "-"), or(r.Tested, "-"), or(r.Path, "-"))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		for _, r := range rows {
 			if r.Problem != "" {
-				fmt.Fprintf(o.Stdout, "%s: %s\n", r.Name, r.Problem)
+				if _, err := fmt.Fprintf(o.Stdout, "%s: %s\n", r.Name, r.Problem); err != nil {
+					return err
+				}
 			}
 		}
 	}
