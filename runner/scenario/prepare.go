@@ -139,6 +139,7 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if p.agent, err = r.agentKind(); err != nil {
 		return err
 	}
+	r.agent = p.agent
 	p.system = t.System
 	tools := startTools(t, p.toolset)
 	if p.agent.Builtin && p.system == "" {

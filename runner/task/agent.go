@@ -67,7 +67,18 @@ func (l *loader) agent(n ast.Node, field string) {
 // checkAgent refuses what an external agent cannot run in yet: a task's container, whose
 // network cannot reach runner's endpoint (see SECURITY.md).
 func (l *loader) checkAgent() {
-	if l.agentAt != nil && l.t.Agent.External() && l.t.Environment != nil {
+	if l.agentAt == nil || !l.t.Agent.External() {
+		return
+	}
+	if l.t.Environment != nil {
 		l.d.fail(l.agentAt, "agent", "an external agent (%s) cannot run in an environment: container yet: runner's endpoint does not reach into it; drop environment: or use the runner agent", l.t.Agent.Kind)
 	}
+	for _, key := range loopOnlyKeys {
+		if n := l.keyNodes[key]; n != nil {
+			l.d.warn(n, key, "applies to runner's own loop only: the %s agent brings its own tools and runs them without runner's approval policy", l.t.Agent.Kind)
+		}
+	}
 }
+
+// loopOnlyKeys are what an external agent does not use: the loop's tools and policy.
+var loopOnlyKeys = []string{"tools", "tools_defined", "mcp", "approval", "command_rules"}

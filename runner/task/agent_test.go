@@ -67,3 +67,14 @@ func TestAgentFilesBesideTheTaskFile(t *testing.T) {
 	_, err = Load(writeTask(t, "t.yaml", "prompt: go\nagent: {command: cat $TASK_DIR/t.yaml}\n"), testOptions())
 	assert.ErrorContains(t, err, "t.yaml is or holds the task file itself")
 }
+
+// The loop's tools and policy do not bind an external agent: the loader says so.
+func TestLoopOnlyKeysWarnWithAnExternalAgent(t *testing.T) {
+	got, err := Load(writeTask(t, "t.yaml", "prompt: go\nagent: {command: x}\ntools: [read_file]\napproval: read-only\n"), testOptions())
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(got.Warnings, 2))
+	assert.Assert(t, is.Contains(got.Warnings[0], "t.yaml:3:1: tools: applies to runner's own loop only: the command agent brings its own tools"))
+	got, err = Load(writeTask(t, "t.yaml", "prompt: go\ntools: [read_file]\n"), testOptions())
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(got.Warnings, 0))
+}

@@ -130,8 +130,10 @@ type loader struct {
 	// toolFiles are the files tools and servers may read, checked once verify is known.
 	toolFiles []toolFile
 
-	// agentAt is the agent: key's value, for errors found once the rest is decoded.
-	agentAt ast.Node
+	// agentAt is the agent: key's value, for errors found once the rest is decoded;
+	// keyNodes the top-level keys, for warnings about them.
+	agentAt  ast.Node
+	keyNodes map[string]ast.Node
 
 	// templated is set for a case of a file with vars:, matrix: or dataset:.
 	templated bool
@@ -176,8 +178,10 @@ func (l *loader) decode(root ast.Node) {
 	d, t := l.d, l.t
 	l.predecode(root)
 	t.KeyLines = map[string]int{}
+	l.keyNodes = map[string]ast.Node{}
 	present := d.object(root, "", taskFields, func(e entry, f string) {
 		t.KeyLines[e.key] = d.posOf(e.keyAt).Line
+		l.keyNodes[e.key] = e.keyAt
 		dec, ok := topLevel[e.key]
 		if !ok {
 			panic("task: unhandled field " + e.key) // taskFields and topLevel disagree
