@@ -12,7 +12,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
+.PHONY: all build test agents check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -51,6 +51,12 @@ release-check:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+## agents: install the external agents the e2e tests drive (Claude Code, Codex CLI) at the
+## versions tests/agents/package-lock.json pins, into tests/agents/node_modules (~810 MB; npm's
+## cache makes a repeat fast). Without it those tests skip; with RUNNER_REQUIRE_AGENTS=1 they fail.
+agents:
+	cd tests/agents && npm ci --no-audit --no-fund --loglevel=error
 
 ## lint: gofmt, go vet, and golangci-lint with .golangci.yml (errcheck, govet, ineffassign,
 ## staticcheck, unused; gocyclo at most 25 and funlen at most 100 lines outside tests).

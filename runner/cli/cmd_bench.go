@@ -152,6 +152,8 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
 	so.Bench = true
+	agents := agentList(opts.Agent) // each a line of its own on every model
+	so.Agent = ""
 	s, err := session.New(ctx, so)
 	if err != nil {
 		return inVerb("bench", err)
@@ -165,7 +167,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	var console *report.Console
 	rep := bench.Run(ctx, bench.Options{
-		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
+		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
 		ServerLog: opts.OllamaLog,
@@ -176,10 +178,10 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		},
 		OnModel: func(m bench.ModelResult) {
 			if m.Status != bench.ModelRan {
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Name, m.Status, m.Reason)
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Label(), m.Status, m.Reason)
 				return
 			}
-			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
+			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
 			console = report.NewConsole(opts.Stdout, report.ConsoleOptions{OutDir: m.OutDir})
 			console.Start(len(s.Tasks) * opts.Repeat)
 		},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
 		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
-		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them)", DefaultText: "the task's, else runner"},
+		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them); bench compares a comma-separated list on each model", DefaultText: "the task's, else runner"},
 		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -101,12 +102,28 @@ func (o *ScenarioOptions) check(verb string) error {
 	if err := sandbox.CheckMode(o.Sandbox); err != nil {
 		return usageError("%s: --sandbox: %v", verb, err)
 	}
-	if o.Agent != "" {
-		if _, err := kinds.Lookup(o.Agent); err != nil {
+	agents := agentList(o.Agent)
+	for _, a := range agents {
+		if _, err := kinds.Lookup(a); err != nil {
 			return usageError("%s: --agent: %v", verb, err)
 		}
 	}
+	if len(agents) > 1 && verb != "bench" {
+		return usageError("%s: --agent given %d agents (%s): %s takes one; compare agents with runner bench --agent %s",
+			verb, len(agents), strings.Join(agents, ", "), verb, strings.Join(agents, ","))
+	}
 	return o.CaseOptions.check(verb)
+}
+
+// agentList splits --agent's comma-separated kinds (blanks and duplicates dropped).
+func agentList(v string) []string {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // session is what the shared flags ask of the runtime; the command fills in the rest.
