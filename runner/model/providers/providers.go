@@ -163,15 +163,8 @@ type Checker interface {
 
 // Check runs m's pre-flight check, looking through wrappers; models without one pass.
 func Check(ctx context.Context, m model.Model) error {
-	for m != nil {
-		if c, ok := m.(Checker); ok {
-			return model.Redacted(c.Check(ctx)) // messages name the server, with its user info
-		}
-		u, ok := m.(interface{ Unwrap() model.Model })
-		if !ok {
-			return nil
-		}
-		m = u.Unwrap()
+	if c, ok := model.Find[Checker](m); ok {
+		return model.Redacted(c.Check(ctx)) // messages name the server, with its user info
 	}
 	return nil
 }
@@ -191,7 +184,7 @@ type Loader interface {
 // Probe describes m through its server, looking through wrappers. Models without a
 // prober run their pre-flight check and return nil.
 func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
-	if p, ok := find[Prober](m); ok {
+	if p, ok := model.Find[Prober](m); ok {
 		info, err := p.Probe(ctx)
 		if err != nil {
 			return nil, model.Redacted(err)
@@ -203,20 +196,4 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 
 // FindLoader returns m's Loader, looking through wrappers; false for providers whose
 // models need no loading.
-func FindLoader(m model.Model) (Loader, bool) { return find[Loader](m) }
-
-// find looks for an implementation of T in m or the models it wraps.
-func find[T any](m model.Model) (T, bool) {
-	for m != nil {
-		if t, ok := m.(T); ok {
-			return t, true
-		}
-		u, ok := m.(interface{ Unwrap() model.Model })
-		if !ok {
-			break
-		}
-		m = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
+func FindLoader(m model.Model) (Loader, bool) { return model.Find[Loader](m) }
