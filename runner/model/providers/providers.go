@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,7 +74,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		return nil, err
 	}
 	if o.Replay != "" && provider != "replay" {
-		if !slices.Contains(Known, provider) {
+		if _, known := Lookup(provider); !known {
 			return nil, unknownProvider(spec, provider)
 		}
 		c, err := openCassette(o.Replay, getenv)
@@ -84,33 +83,23 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		}
 		return replay.Play(c, spec, o.Scenario), nil
 	}
-	if provider == "replay" {
-		if name == "" {
-			return nil, fmt.Errorf("model %q: name the cassette directory: replay:DIR", spec)
-		}
-		if o.Record != "" {
-			return nil, fmt.Errorf("model %q: cannot record a replay", spec)
-		}
-		c, err := openCassette(name, getenv)
-		if err != nil {
-			return nil, fmt.Errorf("model %q: %w", spec, err)
-		}
-		return replay.Play(c, "", o.Scenario), nil
+	if err := checkProvider(spec, provider); err != nil {
+		return nil, err
 	}
-	row, known := Lookup(provider)
-	switch {
-	case provider == "":
-		return nil, fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Known, ", "))
-	case !known && !strings.Contains(spec, ":"):
-		return nil, fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
-			spec, spec, strings.Join(Known, ", "))
-	case !known:
-		return nil, unknownProvider(spec, provider)
-	}
-	m, err := row.open(name, o, getenv)
+	row, _ := Lookup(provider)
+	m, err := row.New(name, o, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
+	if row.Recorded {
+		return m, nil
+	}
+	return wrap(m, row, o, getenv)
+}
+
+// wrap puts around a provider's model what every run's model gets: retries with a
+// request timeout, the tool-call parser, and the recorder of --record.
+func wrap(m model.Model, row Provider, o OpenOptions, getenv func(string) string) (model.Model, error) {
 	ro := o.Retry
 	if o.Retries > 0 {
 		ro.Attempts = o.Retries
