@@ -349,7 +349,7 @@ func (d *Dir) open(name string, info fs.FileInfo, follow bool) (*File, error) {
 		return nil, &Error{Path: p, Kind: k}
 	}
 	if !follow && !os.SameFile(info, got) {
-		_ = f.Close() // read only: Close loses no data
+		_ = f.Close()                              // read only: Close loses no data
 		return nil, &Error{Path: p, Kind: Symlink} // a link swapped in after the lstat
 	}
 	return &File{File: f, info: got, path: p}, nil
