@@ -70,6 +70,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	p := shortPath(e.Path)
+	if p == "" || p == "." {
+		p = "the directory"
+	}
 	switch e.Kind {
 	case FIFO:
 		return p + " is a FIFO (named pipe), not a regular file"
@@ -146,7 +149,13 @@ func Open(dir string) (*Dir, error) { return OpenLabeled(dir, "") }
 func OpenLabeled(dir, label string) (*Dir, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, classify(label, err)
+		// The directory itself made unreadable is its content's doing; anything else
+		// (not there) keeps the system's error, which names dir.
+		var e *Error
+		if cerr := classify(label, err); errors.As(cerr, &e) {
+			return nil, cerr
+		}
+		return nil, err
 	}
 	return &Dir{root: root, rel: label}, nil
 }
