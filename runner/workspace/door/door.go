@@ -81,6 +81,9 @@ func (e *Error) Error() string {
 	case Device:
 		return p + " is a device file, not a regular file"
 	case Symlink:
+		if e.Err != nil {
+			return p + " is a symlink that leads out of the directory runner reads"
+		}
 		return p + " is a symlink, which runner does not follow here"
 	case Directory:
 		return p + " is a directory, not a regular file"
