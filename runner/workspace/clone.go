@@ -71,7 +71,7 @@ func cloneFile(root *os.Root, rel string, e door.Entry) error {
 	}
 	defer func() { _ = in.Close() }() // read only
 	info := in.Info()
-	out, err := root.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm())
+	out, err := door.Create(root, rel, info.Mode().Perm())
 	if err != nil {
 		return err
 	}

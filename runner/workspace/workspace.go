@@ -285,7 +285,7 @@ func writeFile(root *os.Root, rel string, r io.Reader, mode os.FileMode) error {
 	if err := prepare(root, rel); err != nil {
 		return noPermission(rel, err)
 	}
-	f, err := root.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	f, err := door.Create(root, rel, mode)
 	if err != nil {
 		return noPermission(rel, err)
 	}

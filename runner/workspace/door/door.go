@@ -387,10 +387,10 @@ func (f *File) ReadAll(limit int64) ([]byte, error) {
 	// Sized by the file (one read, one allocation), one byte more to see it grew.
 	b := make([]byte, size+1)
 	n, err := io.ReadFull(f.File, b)
-	switch {
-	case err == nil:
+	switch err {
+	case nil:
 		return nil, &Error{Path: f.path, Kind: Grew}
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case io.EOF, io.ErrUnexpectedEOF:
 		return b[:n], nil
 	}
 	return nil, classify(f.path, err)
@@ -401,13 +401,20 @@ func (f *File) ReadAll(limit int64) ([]byte, error) {
 func (f *File) ReadPrefix(limit int64) (data []byte, more bool, err error) {
 	b := make([]byte, min(f.info.Size(), limit)+1)
 	n, err := io.ReadFull(f.File, b)
-	switch {
-	case err == nil:
+	switch err {
+	case nil:
 		return b[:n-1], true, nil
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case io.EOF, io.ErrUnexpectedEOF:
 		return b[:n], false, nil
 	}
 	return nil, false, classify(f.path, err)
+}
+
+// Create makes the new file name inside root, for writing. It never opens what is
+// there (O_CREATE|O_EXCL, no link followed): a write cannot go through a link, a hard
+// link or a FIFO the agent left (remove it first; runner/workspace does).
+func Create(root *os.Root, name string, perm fs.FileMode) (*os.File, error) {
+	return root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 }
 
 // classify turns a system error on the path p into an *Error when it comes from what the
