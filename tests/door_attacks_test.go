@@ -85,8 +85,8 @@ reference:
 func attackScript(k doorKind) string {
 	return fmt.Sprintf(`mk() { %[1]s; }
 mk answer.txt && echo MADE
-printf '%%s\n' 'mk() { %[1]s; }' 'mk "$RESULTS_DIR/report.xml"; mk reward.txt' > test.sh
-`, strings.ReplaceAll(k.make, "'", `'"'"'`))
+printf '%%s\n' 'mk() { %[2]s; }' 'mk "$RESULTS_DIR/report.xml"; mk reward.txt' > test.sh
+`, k.make, strings.ReplaceAll(k.make, "'", `'"'"'`))
 }
 
 // deepScript: 20 nested directories of 250-character names, made one `cd` at a time (no

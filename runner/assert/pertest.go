@@ -100,7 +100,7 @@ func remoteErr(p string, err error) error {
 	if !ok {
 		kind = door.Irregular
 	}
-	return &door.Error{Path: p, Kind: kind, Limit: nr.Limit, Err: err}
+	return &door.Error{Path: p, Kind: kind, Limit: nr.Limit}
 }
 
 func (r *resultsDir) remove() {
