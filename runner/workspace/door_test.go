@@ -91,7 +91,7 @@ func TestTooLargeOrDeepAWorkspaceIsTheAgents(t *testing.T) {
 		kind door.Kind
 		msg  string
 	}{
-		{many, door.TooManyFiles, "the directory holds more than 50 files and directories"},
+		{many, door.TooManyFiles, "it holds more than 50 files and directories"},
 		{deep, door.TooDeep, "a/b/c/d/e: directories nested more than 5 deep"},
 	} {
 		_, err := workspace.Snapshot(ctx, tc.dir, nil)

@@ -98,6 +98,9 @@ func (e *Error) Error() string {
 	case Permission:
 		return p + " cannot be read (permission denied)"
 	case TooManyFiles:
+		if p == "the directory" {
+			p = "it"
+		}
 		return fmt.Sprintf("%s holds more than %d files and directories", p, e.Limit)
 	case TooDeep:
 		return fmt.Sprintf("%s: directories nested more than %d deep", p, e.Limit)

@@ -267,7 +267,7 @@ func TestWalkStopsAtItsLimits(t *testing.T) {
 	d := open(t, dir)
 	err := d.Walk(context.Background(), door.Limits{MaxEntries: 3}, func(door.Entry) error { return nil })
 	assert.Equal(t, kindOf(err), door.TooManyFiles, "%v", err)
-	assert.ErrorContains(t, err, "holds more than 3 files and directories")
+	assert.ErrorContains(t, err, "it holds more than 3 files and directories")
 
 	var deep []string
 	err = d.Walk(context.Background(), door.Limits{MaxDepth: 2}, func(e door.Entry) error {
