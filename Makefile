@@ -1,4 +1,5 @@
-# The README's commands. `make test` is what CI runs (.ci/run).
+# The README's commands. `make test` (the tests) and `make check` (linters, cross builds) are
+# what CI runs (.ci/run), with e2e-ollama and release-check after them.
 GO      ?= go
 BIN     := bin/runner
 # The shared copy is canonical; tests/testdata holds the same file for machines without ../shared.
@@ -11,7 +12,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
+.PHONY: all build test check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -20,9 +21,13 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) .
 
-## test: formatting, vet, golangci-lint, the race-enabled unit and end-to-end tests, and the oracle suite
-## with its JUnit report checked against the Jenkins xunit schema.
-test: lint lint-actions cross unit scenarios junit-check
+## test: the tests and nothing else: the race-enabled unit and end-to-end tests, the oracle suite,
+## and its JUnit report checked against the Jenkins xunit schema. No linter build, no cross build.
+test: unit scenarios junit-check
+
+## check: what CI runs beside the tests: gofmt, go vet and golangci-lint (its first build is
+## long: see lint), actionlint, and the cross builds.
+check: lint lint-actions cross
 
 # Pinned tools (actionlint, goreleaser) live in .tools/go.mod, out of runner's own go.mod.
 TOOL    := $(GO) tool -modfile=.tools/go.mod

@@ -139,13 +139,13 @@ func shellCheck(t *testing.T, steps []actionStep) {
 	}
 }
 
-// The README's CI workflow is examples/github-workflow.yml verbatim, so actionlint (make
+// The CI page's workflow is examples/github-workflow.yml verbatim, so actionlint (make
 // lint-actions) checks what users copy.
-func TestReadmeWorkflowIsTheExample(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+func TestDocsWorkflowIsTheExample(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "ci.md"))
 	assert.NilError(t, err)
 	example, err := os.ReadFile(filepath.Join("..", "examples", "github-workflow.yml"))
 	assert.NilError(t, err)
-	assert.Assert(t, bytes.Contains(readme, append(append([]byte("```yaml\n"), example...), "```"...)),
-		"README.md must include examples/github-workflow.yml verbatim in a ```yaml block")
+	assert.Assert(t, bytes.Contains(page, append(append([]byte("```yaml\n"), example...), "```"...)),
+		"docs/ci.md must include examples/github-workflow.yml verbatim in a ```yaml block")
 }

@@ -136,7 +136,7 @@ func TestJudgeEndToEnd(t *testing.T) {
 	})
 }
 
-// TestJudgeExample runs the README's judge example (tests/testdata/judge) as written.
+// TestJudgeExample runs the judge example of docs/assertions.md (tests/testdata/judge) as written.
 func TestJudgeExample(t *testing.T) {
 	t.Parallel()
 	script, err := fakellm.LoadScript("testdata/judge/script.json")

@@ -18,7 +18,7 @@ import (
 	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
-// Exit codes, the one documented switch (see README "Exit codes").
+// Exit codes, the one documented switch (see docs/running.md, "Exit codes").
 const (
 	// ExitOK: every scenario passed (run), the task files are valid (validate), the tool
 	// succeeded (tool), the call is allowed (policy check).

@@ -15,7 +15,7 @@ import (
 // envHelp lists the environment variables runner reads, for --help: the providers' from
 // their registry, then runner's own.
 var envHelp = "Environment:\n" + providers.EnvHelp("   ") + `
-   RUNNER_PROBE_CACHE=off  probe the sandbox on every start (see README: Sandbox)
+   RUNNER_PROBE_CACHE=off  probe the sandbox on every start (see docs/sandbox.md)
    RUNNER_SEARCH_URL    SearXNG-style JSON endpoint for web_search
    RUNNER_FETCH_ALLOW_HOSTS  comma-separated hosts fetch_webpage may reach
    JOB_COMPLETION_INDEX, RUNNER_SHARD_COUNT  read by --shard auto
