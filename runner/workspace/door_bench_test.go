@@ -14,7 +14,7 @@ import (
 // BenchmarkVerificationReads measures what verification reads of a 2,000-file workspace
 // (20 directories of 100 text files of 4 KiB, a tenth of them protected): the snapshot
 // before the agent (manifest and texts), the comparison and the diffs of 200 changed
-// files after it, and the copy fresh_container verification runs on. Every one reads
+// files after it (apart: the diffs' own work, go-difflib, is most of theirs), and the copy fresh_container verification runs on. Every one reads
 // through the door (runner/workspace/door) since issue 24; run it on both sides of a
 // change to compare:
 //
@@ -69,12 +69,19 @@ func BenchmarkVerificationReads(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.Run("compare+diffs", func(b *testing.B) {
+	c, err := m.Compare(ctx, dir)
+	if err != nil || len(c.Changed) != len(changed) {
+		b.Fatal(err, len(c.Changed))
+	}
+	b.Run("compare", func(b *testing.B) {
 		for b.Loop() {
-			c, err := m.Compare(ctx, dir)
-			if err != nil || len(c.Changed) != len(changed) {
-				b.Fatal(err, len(c.Changed))
+			if _, err := m.Compare(ctx, dir); err != nil {
+				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("diffs", func(b *testing.B) {
+		for b.Loop() {
 			if d := texts.Diffs(ctx, dir, c); len(d.Files) != len(changed) {
 				b.Fatal(d.Note, len(d.Files))
 			}

@@ -50,11 +50,13 @@ type Texts struct {
 // total is used), through the door: no link followed, no FIFO waited on.
 func (m *Manifest) Texts(ctx context.Context, dir string, lim TextLimits) (*Texts, error) {
 	t := &Texts{lim: lim, content: map[string]string{}, skipped: map[string]string{}}
-	root, err := door.Open(dir)
+	d, err := door.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("text snapshot: %w", err)
 	}
-	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	root := d.Opener()
+	defer root.Close()
 	paths := make([]string, 0, len(m.entries))
 	for p, e := range m.entries {
 		if e.mode.IsRegular() {
@@ -86,7 +88,7 @@ func (m *Manifest) Texts(ctx context.Context, dir string, lim TextLimits) (*Text
 }
 
 // read reads a regular file's text within the limits; why says why not.
-func (t *Texts) read(root *door.Dir, p string) (text, why string) {
+func (t *Texts) read(root *door.Opener, p string) (text, why string) {
 	f, err := root.Open(p)
 	var de *door.Error
 	switch {
@@ -124,13 +126,15 @@ func (t *Texts) read(root *door.Dir, p string) (text, why string) {
 // MaxFiles, the other files are only counted (Omitted).
 func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 	var out result.Diffs
-	root, err := door.Open(dir)
+	d, err := door.Open(dir)
 	if err != nil {
 		out.Note = "workspace not readable: " + err.Error()
 		return out
 	}
 	// A directory handle: Close loses no data.
-	defer func() { _ = root.Close() }()
+	defer func() { _ = d.Close() }()
+	root := d.Opener()
+	defer root.Close()
 	t.used = 0 // the after side gets a total of its own
 	written := 0
 	add := func(status string, paths []string) {
@@ -161,7 +165,7 @@ func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 }
 
 // diff is one file's diff.
-func (t *Texts) diff(root *door.Dir, status, p string) result.FileDiff {
+func (t *Texts) diff(root *door.Opener, status, p string) result.FileDiff {
 	d := result.FileDiff{Path: p, Status: status}
 	var before, after string
 	from, to := "a/"+p, "b/"+p

@@ -370,6 +370,54 @@ func (d *Dir) open(name string, info fs.FileInfo, follow bool) (*File, error) {
 	return &File{File: f, info: got, path: p}, nil
 }
 
+// Opener opens files by path below a Dir as Dir.Open does, keeping the directory of the
+// last one open: files taken in path order (a snapshot's, a diff's) cost an lstat and an
+// open each, not a handle per level of their path.
+type Opener struct {
+	d   *Dir
+	dir string
+	sub *Dir
+}
+
+// Opener returns an Opener of files below d; Close it when done.
+func (d *Dir) Opener() *Opener { return &Opener{d: d} }
+
+// Open is Dir.Open.
+func (o *Opener) Open(name string) (*File, error) {
+	parts, err := split(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, &Error{Path: o.d.name("."), Kind: Directory}
+	}
+	parent := o.d
+	if dir := strings.Join(parts[:len(parts)-1], "/"); dir != "" {
+		if dir != o.dir || o.sub == nil {
+			o.Close()
+			if o.sub, err = o.d.Sub(dir); err != nil {
+				return nil, err
+			}
+			o.dir = dir
+		}
+		parent = o.sub
+	}
+	base := parts[len(parts)-1]
+	info, err := parent.root.Lstat(base)
+	if err != nil {
+		return nil, classify(parent.name(base), err)
+	}
+	return parent.openEntry(base, info)
+}
+
+// Close closes the directory it keeps open.
+func (o *Opener) Close() {
+	if o.sub != nil {
+		_ = o.sub.Close() // a directory handle: Close loses no data
+	}
+	o.sub, o.dir = nil, ""
+}
+
 // ReadFile reads the regular file name (no link followed), at most limit bytes: a larger
 // file is a TooLarge error, one that grows while read a Grew error.
 func (d *Dir) ReadFile(name string, limit int64) ([]byte, error) {
