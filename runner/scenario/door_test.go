@@ -16,8 +16,8 @@ import (
 	"github.com/agentrunner/runner/runner/workspace"
 	"github.com/agentrunner/runner/runner/workspace/door"
 	"github.com/agentrunner/runner/tools"
-	confinement "github.com/agentrunner/runner/tools/exec/sandbox"
 	"github.com/agentrunner/runner/tools/exec/container/containertest"
+	confinement "github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // TestMain lets this test binary serve as the Landlock sandbox's helper, as the runner's
