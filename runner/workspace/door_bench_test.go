@@ -14,11 +14,13 @@ import (
 // BenchmarkVerificationReads measures what verification reads of a 2,000-file workspace
 // (20 directories of 100 text files of 4 KiB, a tenth of them protected): the snapshot
 // before the agent (manifest and texts), the comparison and the diffs of 200 changed
-// files after it (apart: the diffs' own work, go-difflib, is most of theirs), and the copy fresh_container verification runs on. Every one reads
-// through the door (runner/workspace/door) since issue 24; run it on both sides of a
-// change to compare:
+// files after it (apart: go-difflib is most of the diffs' time), and the copy
+// fresh_container verification runs on. Every one reads through the door
+// (runner/workspace/door) since issue 24. On a loaded machine wall times swing 2-3x between
+// runs; the system calls per operation (strace -c -f, 6x minus 1x) compare two builds
+// exactly:
 //
-//	go test ./runner/workspace -run '^$' -bench VerificationReads -count 5
+//	go test ./runner/workspace -run '^$' -bench VerificationReads -count 5 -benchmem
 func BenchmarkVerificationReads(b *testing.B) {
 	dir := b.TempDir()
 	content := strings.Repeat("a line of text in a source file\n", 128)
