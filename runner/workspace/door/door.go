@@ -169,10 +169,6 @@ func OpenLabeled(dir, label string) (*Dir, error) {
 // Close closes the directory's handle.
 func (d *Dir) Close() error { return d.root.Close() }
 
-// Root is the directory's handle, for writes (which follow nothing the agent left: see
-// runner/workspace) and for Stat.
-func (d *Dir) Root() *os.Root { return d.root }
-
 // name is the message path of name inside d.
 func (d *Dir) name(name string) string {
 	switch {
