@@ -47,7 +47,7 @@ vars:
 // own value wins; env: and vars: merge by name.
 func TestSuiteDefaultsAndOverrides(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		".git/":            "",
+		".git/":             "",
 		"tasks/runner.yaml": suiteDefaults,
 		"tasks/plain.yaml":  "prompt: write hello in {{.lang}} at level {{.level}}\n",
 		"tasks/own.yaml": `prompt: write hello in {{.lang}}
@@ -126,7 +126,7 @@ approval: sometimes
 // variables) is checked with each task, at the suite file's position, and said once.
 func TestSuiteValueCheckedWithEachTask(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		".git/":       "",
+		".git/":         "",
 		"runner.yaml":   "tools: [read_file, wirte_file]\n",
 		"a.yaml":        "prompt: a\n",
 		"b.yaml":        "prompt: b\n",
