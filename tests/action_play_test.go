@@ -225,7 +225,7 @@ esac
 // that passes, and one whose model dropped: the gate fails the step with exit code 1.
 func TestActionBench(t *testing.T) {
 	dir := actionTasks(t)
-	ghBin, artifacts, ghLog := fakeGH(t, "")
+	ghBin, _, ghLog := fakeGH(t, "")
 	env := []string{"PATH=" + ghBin + ":" + filepath.Dir(runnerBin) + ":" + os.Getenv("PATH"),
 		"GITHUB_WORKFLOW_REF=acme/app/.github/workflows/nightly.yml@refs/heads/main", "GITHUB_REF_NAME=main", "GITHUB_REPOSITORY=acme/app"}
 	inputs := map[string]string{"command": "bench", "paths": "tasks/", "models": "oracle", "repeat": "3", "parallel": "2",
@@ -246,7 +246,7 @@ func TestActionBench(t *testing.T) {
 	assert.Check(t, is.Contains(string(logged), "run list --workflow nightly.yml --branch main --status success --limit 1"))
 
 	// The previous night's artifact is the baseline.
-	ghBin, artifacts, ghLog = fakeGH(t, "77")
+	ghBin, artifacts, ghLog := fakeGH(t, "77")
 	env[0] = "PATH=" + ghBin + ":" + filepath.Dir(runnerBin) + ":" + os.Getenv("PATH")
 	assert.NilError(t, os.MkdirAll(filepath.Join(artifacts, "nightly-bench"), 0o755))
 	benchJSON, err := os.ReadFile(filepath.Join(dir, "bench-out", "bench.json"))
