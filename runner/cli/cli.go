@@ -127,6 +127,7 @@ func newApp(stdio IO) *cli.App {
 			benchCommand(stdio),
 			validateCommand(stdio),
 			toolsCommand(stdio),
+			agentsCommand(stdio),
 			toolCommand(stdio),
 			policyCommand(stdio),
 			schemaCommand(stdio),
@@ -134,6 +135,7 @@ func newApp(stdio IO) *cli.App {
 			mergeCommand(stdio),
 			viewCommand(stdio),
 			showCommand(stdio),
+			initCommand(stdio),
 			versionCommand(stdio),
 		},
 	}

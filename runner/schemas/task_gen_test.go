@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/runner/task"
@@ -35,6 +38,53 @@ func Task() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Suite generates the suite file's schema (runner/task/suite.schema.json): the task
+// schema's properties that a suite file may set (task.SuiteKeys), none required, and the
+// definitions they use.
+func Suite() ([]byte, error) {
+	s := taskSchema()
+	props := jsonschema.NewProperties()
+	for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+		if slices.Contains(task.SuiteKeys, pair.Key) {
+			props.Set(pair.Key, pair.Value)
+		}
+	}
+	s.Properties, s.Required = props, nil
+	s.ID = task.SuiteSchemaURL
+	s.Title = "runner suite file (" + task.SuiteFile + ")"
+	s.Description = "Defaults for every task file in this directory and below (up to the repository root): each key as in a task file; a task's own value wins, env: and vars: merge by name. Unknown keys are errors."
+	// Only the definitions the suite's keys reach.
+	b, err := json.Marshal(s.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("schema suite: %w", err)
+	}
+	used := map[string]bool{}
+	for todo := []string{string(b)}; len(todo) > 0; todo = todo[1:] {
+		for _, m := range defRef.FindAllStringSubmatch(todo[0], -1) {
+			if !used[m[1]] {
+				used[m[1]] = true
+				d, _ := json.Marshal(s.Definitions[m[1]])
+				todo = append(todo, string(d))
+			}
+		}
+	}
+	for name := range s.Definitions {
+		if !used[name] {
+			delete(s.Definitions, name)
+		}
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("schema suite: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+var defRef = regexp.MustCompile(`"\$ref":"#/\$defs/([^"]+)"`)
+
 func taskSchema() *jsonschema.Schema {
 	r := taskReflector()
 	s := r.Reflect(&task.Task{})
@@ -44,6 +94,7 @@ func taskSchema() *jsonschema.Schema {
 	defs := s.Definitions
 	add := func(name string, v any) { defs[name] = expand(r, defs, v) }
 	add("approvalBlock", approvalBlock{})
+	add("agentBlock", agentBlock{})
 	add("scoreFile", scoreBlock{})
 	for _, k := range task.Kinds {
 		if k.Spec != nil {
@@ -89,6 +140,8 @@ func taskReflector() *jsonschema.Reflector {
 				return ref("date")
 			case reflect.TypeOf(task.Approval{}):
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{ref("approvalMode"), ref("approvalBlock")}}
+			case reflect.TypeOf(task.Agent{}):
+				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{ref("agentKind"), ref("agentBlock")}}
 			case reflect.TypeOf(task.Score{}):
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string", Enum: []any{"pass_fraction"}}, ref("scoreFile")}}
 			case reflect.TypeOf(task.Assertion{}):
@@ -104,6 +157,9 @@ func taskReflector() *jsonschema.Reflector {
 // approvalBlock is task.Approval as a block: the Mapper writes task.Approval as "a mode
 // or a block", so the block needs a type of its own to be reflected.
 type approvalBlock task.Approval
+
+// agentBlock is task.Agent as a block, for the same reason.
+type agentBlock task.Agent
 
 // scoreBlock is task.Score as a block, for the same reason.
 type scoreBlock task.Score
@@ -190,6 +246,8 @@ func sharedDefs() map[string]*jsonschema.Schema {
 			Description: "A directory copied in, relative to the task file. It must exist."},
 		"approvalMode": {Type: "string", Enum: names(task.ApprovalModes, func(m task.ApprovalMode) string { return m.Name }),
 			Description: helps(task.ApprovalModes, func(m task.ApprovalMode) (string, string) { return m.Name, m.Help })},
+		"agentKind": {Type: "string", Enum: names(kinds.Kinds, func(k kinds.Kind) string { return k.Name }),
+			Description: helps(kinds.Kinds, func(k kinds.Kind) (string, string) { return k.Name, k.Help })},
 		"call": {Type: "object", Description: "One tool call of the reference solution: a single-key mapping, tool name -> arguments.",
 			MinProperties: ptr(uint64(1)), MaxProperties: ptr(uint64(1)),
 			AdditionalProperties: &jsonschema.Schema{Extras: map[string]any{"type": []string{"object", "null"}},
@@ -226,7 +284,7 @@ func uses(s *jsonschema.Schema) {
 		s.Extras = nil
 	}
 	switch use {
-	case "path", "regex", "toolName", "copyDir", "files", "action", "approvalMode":
+	case "path", "regex", "toolName", "copyDir", "files", "action", "approvalMode", "agentKind":
 		*s = jsonschema.Schema{Ref: "#/$defs/" + use, Description: s.Description}
 	case "paths":
 		s.Items = ref("path")
