@@ -71,7 +71,8 @@ func TestActionDefinition(t *testing.T) {
 		_, ok := a.Inputs[m[1]]
 		assert.Assert(t, ok, "action.yml uses inputs.%s, which it does not declare", m[1])
 	}
-	for _, want := range []string{"paths", "model", "parallel", "junit", "json", "shard", "args", "version"} {
+	for _, want := range []string{"paths", "model", "parallel", "junit", "json", "shard", "args", "version",
+		"command", "models", "repeat", "baseline", "gate"} {
 		_, ok := a.Inputs[want]
 		assert.Assert(t, ok, "the issue asks for input %s", want)
 	}
@@ -96,11 +97,13 @@ func TestActionDefinition(t *testing.T) {
 		assert.Assert(t, ok, "the issue asks for output %s", want)
 	}
 	for name, out := range a.Outputs {
-		m := stepRef.FindStringSubmatch(out.Value)
-		assert.Assert(t, m != nil, "output %s: value %q names no step output", name, out.Value)
-		script, ok := ids[m[1]]
-		assert.Assert(t, ok, "output %s: no step with id %s", name, m[1])
-		assert.Assert(t, setsOutput(script, m[2]), "output %s: step %s never writes %s to GITHUB_OUTPUT", name, m[1], m[2])
+		refs := stepRef.FindAllStringSubmatch(out.Value, -1)
+		assert.Assert(t, refs != nil, "output %s: value %q names no step output", name, out.Value)
+		for _, m := range refs {
+			script, ok := ids[m[1]]
+			assert.Assert(t, ok, "output %s: no step with id %s", name, m[1])
+			assert.Assert(t, setsOutput(script, m[2]), "output %s: step %s never writes %s to GITHUB_OUTPUT", name, m[1], m[2])
+		}
 	}
 	shellCheck(t, a.Runs.Steps)
 }
@@ -148,4 +151,59 @@ func TestDocsWorkflowIsTheExample(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, bytes.Contains(page, append(append([]byte("```yaml\n"), example...), "```"...)),
 		"docs/ci.md must include examples/github-workflow.yml verbatim in a ```yaml block")
+}
+
+// The benchmarking page's nightly workflow is examples/github-nightly.yml verbatim, so
+// actionlint (make lint-actions) checks what users copy.
+func TestDocsNightlyIsTheExample(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "benchmarking.md"))
+	assert.NilError(t, err)
+	example, err := os.ReadFile(filepath.Join("..", "examples", "github-nightly.yml"))
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Contains(page, append(append([]byte("```yaml\n"), example...), "```"...)),
+		"docs/benchmarking.md must include examples/github-nightly.yml verbatim in a ```yaml block")
+	// It uses the action (not a build of its own) for the bench, and keys come from secrets.
+	assert.Assert(t, bytes.Contains(example, []byte("uses: agentrunner/runner@")))
+	assert.Assert(t, bytes.Contains(example, []byte("command: bench")))
+	assert.Assert(t, bytes.Contains(example, []byte("${{ secrets.")))
+	assert.Assert(t, !bytes.Contains(example, []byte("go build")) && !bytes.Contains(example, []byte("make build")))
+}
+
+// TestExamplesUseDeclaredInputs: actionlint checks the inputs of `uses: ./` but not of
+// agentrunner/runner@REF, which the examples use: every with: key they pass is an input
+// action.yml declares.
+func TestExamplesUseDeclaredInputs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "action.yml"))
+	assert.NilError(t, err)
+	var a actionFile
+	assert.NilError(t, yaml.Unmarshal(raw, &a))
+	files, err := filepath.Glob(filepath.Join("..", "examples", "github-*.yml"))
+	assert.NilError(t, err)
+	uses := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		assert.NilError(t, err)
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					Uses string         `yaml:"uses"`
+					With map[string]any `yaml:"with"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		assert.NilError(t, yaml.Unmarshal(b, &wf), f)
+		for _, job := range wf.Jobs {
+			for _, s := range job.Steps {
+				if !strings.HasPrefix(s.Uses, "agentrunner/runner@") {
+					continue
+				}
+				uses++
+				for k := range s.With {
+					_, ok := a.Inputs[k]
+					assert.Check(t, ok, "%s passes %s, which action.yml does not declare", f, k)
+				}
+			}
+		}
+	}
+	assert.Assert(t, uses >= 3, "the examples use the action %d times", uses)
 }

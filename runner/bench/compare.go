@@ -161,10 +161,10 @@ func Compare(base, cur *Report, alpha float64) Comparison {
 	}
 	baseHash := map[string]string{}
 	for _, t := range base.Tasks {
-		baseHash[t.Name] = t.SHA256
+		baseHash[t.Name] = t.definition()
 	}
 	for _, t := range cur.Tasks {
-		if h, ok := baseHash[t.Name]; ok && h != "" && t.SHA256 != "" && h != t.SHA256 {
+		if h, ok := baseHash[t.Name]; ok && h != "" && t.definition() != "" && h != t.definition() {
 			c.Changed = append(c.Changed, t.Name)
 		}
 	}

@@ -78,6 +78,18 @@ type TaskFile struct {
 	Name   string `json:"name"`
 	File   string `json:"file"`
 	SHA256 string `json:"sha256"`
+	// Suite is the suite file (runner.yaml) whose defaults the task inherited, and
+	// SuiteSHA256 its content's: a changed default changes the task too.
+	Suite       string `json:"suite,omitempty"`
+	SuiteSHA256 string `json:"suite_sha256,omitempty"`
+}
+
+// definition is what a task is defined by: its file's hash and its suite file's.
+func (t TaskFile) definition() string {
+	if t.SHA256 == "" {
+		return ""
+	}
+	return t.SHA256 + " " + t.SuiteSHA256
 }
 
 // Model statuses.

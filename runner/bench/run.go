@@ -369,13 +369,23 @@ func taskFiles(tasks []*task.Task) []TaskFile {
 	out := make([]TaskFile, 0, len(tasks))
 	for _, t := range tasks {
 		tf := TaskFile{Name: t.Name, File: t.Path}
-		if b, err := os.ReadFile(t.Path); err == nil {
-			sum := sha256.Sum256(b)
-			tf.SHA256 = hex.EncodeToString(sum[:])
+		tf.SHA256 = fileSHA256(t.Path)
+		if t.Suite != "" {
+			tf.Suite, tf.SuiteSHA256 = t.Suite, fileSHA256(t.Suite)
 		}
 		out = append(out, tf)
 	}
 	return out
+}
+
+// fileSHA256 is the hex SHA-256 of a file's content, "" when it cannot be read.
+func fileSHA256(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Slug is a model name as a directory name: "ollama:qwen3:4b" -> "ollama-qwen3-4b".

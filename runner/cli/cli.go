@@ -135,6 +135,7 @@ func newApp(stdio IO) *cli.App {
 			mergeCommand(stdio),
 			viewCommand(stdio),
 			showCommand(stdio),
+			initCommand(stdio),
 			versionCommand(stdio),
 		},
 	}

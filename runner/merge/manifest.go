@@ -3,12 +3,12 @@ package merge
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // ManifestFile lists, in an output directory, every result file runner wrote there and its
@@ -26,8 +27,12 @@ import (
 // with status passed) is never read, and a listed file that changed since is an error.
 const ManifestFile = "results.manifest.jsonl"
 
-// maxResult bounds a result file read back (they are kilobytes; a transcript is not one).
-const maxResult = 64 << 20
+// maxResult bounds a result file read back (they are kilobytes; a transcript is not one),
+// maxManifest a manifest (a line of about 120 bytes per result).
+const (
+	maxResult   = 64 << 20
+	maxManifest = 256 << 20
+)
 
 type manifestEntry struct {
 	Path   string `json:"path"`
@@ -54,7 +59,7 @@ func WriteResult(outDir, rel string, data []byte) error {
 	}
 	manifestMu.Lock()
 	defer manifestMu.Unlock()
-	f, err := os.OpenFile(filepath.Join(outDir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(outDir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:forbidigo // runner's own output: appended, never read here
 	if err != nil {
 		return err
 	}
@@ -69,12 +74,17 @@ func WriteResult(outDir, rel string, data []byte) error {
 // ok is false when dir holds no manifest.
 func loadManifest(dir string) (out []result.Scenario, ok bool, err error) {
 	mf := filepath.Join(dir, ManifestFile)
-	data, err := os.ReadFile(mf)
+	root, err := door.Open(dir)
+	if err != nil {
+		return nil, true, err
+	}
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
+	data, err := root.ReadFile(ManifestFile, maxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, true, err
+		return nil, true, fmt.Errorf("%s: %w", dir, err)
 	}
 	latest := map[string]string{}
 	var order []string
@@ -99,13 +109,8 @@ func loadManifest(dir string) (out []result.Scenario, ok bool, err error) {
 	if err := sc.Err(); err != nil {
 		return nil, true, fmt.Errorf("%s: %w", mf, err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, true, err
-	}
-	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	for _, p := range order {
-		b, err := readRooted(root, p)
+		b, err := root.ReadFile(p, maxResult)
 		if err != nil {
 			return nil, true, fmt.Errorf("%s lists %s: %w", mf, p, err)
 		}
@@ -122,34 +127,27 @@ func loadManifest(dir string) (out []result.Scenario, ok bool, err error) {
 	return out, true, nil
 }
 
-// readRooted reads a file through root, so a link cannot lead out of the output directory.
-func readRooted(root *os.Root, p string) ([]byte, error) {
-	f, err := root.Open(filepath.FromSlash(p))
+// findManifests returns the directories under dir that hold a manifest, dir itself
+// included, without descending into one that does: what lies below an output directory
+// (a kept workspace) is never searched. The walk goes through the door (a handle per
+// directory): a tree too deep or unreadable below dir (an agent's, downloaded with the
+// artifacts) is passed over, never an error of the merge.
+func findManifests(dir string) ([]string, error) {
+	top, err := door.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	b, err := io.ReadAll(io.LimitReader(f, maxResult+1))
-	if err == nil && len(b) > maxResult {
-		err = fmt.Errorf("larger than %d MiB", maxResult>>20)
+	defer func() { _ = top.Close() }() // a directory handle: Close loses no data
+	if _, err := top.Lstat(ManifestFile); err == nil {
+		return []string{dir}, nil
 	}
-	return b, err
-}
-
-// findManifests returns the directories under dir that hold a manifest, dir itself
-// included, without descending into one that does: what lies below an output directory
-// (a kept workspace) is never searched.
-func findManifests(dir string) ([]string, error) {
 	var dirs []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
+	err = top.Walk(context.Background(), door.Limits{MaxEntries: -1}, func(e door.Entry) error {
+		if e.Err != nil || !e.Info.IsDir() {
 			return nil
 		}
-		if _, err := os.Lstat(filepath.Join(p, ManifestFile)); err == nil {
-			dirs = append(dirs, p)
+		if _, err := top.Lstat(e.Path + "/" + ManifestFile); err == nil {
+			dirs = append(dirs, filepath.Join(dir, filepath.FromSlash(e.Path)))
 			return fs.SkipDir
 		}
 		return nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // Key identifies one scenario run across machines: task file, name and repeat index.
@@ -88,11 +89,29 @@ func loadDir(dir string) ([]result.Scenario, error) {
 }
 
 func readResult(path string) (result.Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := readNamed(path, maxResult)
 	if err != nil {
 		return result.Scenario{}, err
 	}
 	return decodeResult(path, b)
+}
+
+// maxReport bounds a JSON report read (a few KiB per scenario).
+const maxReport = 1 << 30
+
+// readNamed reads the regular file path (named on the command line, perhaps among
+// downloaded artifacts) through the door: a FIFO there is refused, not waited on.
+func readNamed(path string, limit int64) ([]byte, error) {
+	d, err := door.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	b, err := d.ReadFile(filepath.Base(path), limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 func decodeResult(path string, b []byte) (result.Scenario, error) {
@@ -108,7 +127,7 @@ func decodeResult(path string, b []byte) (result.Scenario, error) {
 
 // loadFile reads a JSON report, or a single result.json.
 func loadFile(path string) ([]result.Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := readNamed(path, maxReport)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

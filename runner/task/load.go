@@ -73,7 +73,11 @@ func Parse(path string, data []byte, opts LoadOptions) (*Task, error) {
 // ParseAll decodes a task file into its cases: one task, or one per matrix cell or dataset
 // row (see Case).
 func ParseAll(path string, data []byte, opts LoadOptions) ([]*Task, error) {
-	ps, errs := parse(path, data, opts)
+	s, errs := suiteFor(path, opts)
+	if errs != nil {
+		return nil, combine(errs)
+	}
+	ps, errs := parse(path, data, opts, s)
 	if len(errs) > 0 {
 		return nil, combine(errs)
 	}
@@ -137,6 +141,8 @@ type loader struct {
 
 	// templated is set for a case of a file with vars:, matrix: or dataset:.
 	templated bool
+	// suite is the suite file whose defaults the task inherits (nil: none).
+	suite *suiteFile
 }
 
 func newLoader(path string, opts LoadOptions) *loader {
@@ -180,7 +186,9 @@ func (l *loader) decode(root ast.Node) {
 	t.KeyLines = map[string]int{}
 	l.keyNodes = map[string]ast.Node{}
 	present := d.object(root, "", taskFields, func(e entry, f string) {
-		t.KeyLines[e.key] = d.posOf(e.keyAt).Line
+		if p := d.posOf(e.keyAt); p.File == d.file { // not a key inherited from a suite file
+			t.KeyLines[e.key] = p.Line
+		}
 		l.keyNodes[e.key] = e.keyAt
 		dec, ok := topLevel[e.key]
 		if !ok {

@@ -8,18 +8,18 @@ package view
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // Page is the file name of the pages: OUT/Page and OUT/<scenario dir>/Page.
@@ -32,30 +32,36 @@ type Entry struct {
 	Dir string
 }
 
+// maxResultFile bounds a result.json read (they are kilobytes; a bigger one was not
+// written by runner and is not shown).
+const maxResultFile = 64 << 20
+
 // Load finds every result.json under out, in the order a report would list them: failures
-// first (failed, then errored, then passed), each group in run order.
+// first (failed, then errored, then passed), each group in run order. out is walked and
+// read through the door (a handle per directory, regular files only): a kept workspace
+// under it, with the agent's FIFOs and deep trees, cannot make the viewer wait or fail.
 func Load(out string) ([]Entry, error) {
+	d, err := door.Open(out)
+	if err != nil {
+		return nil, fmt.Errorf("view: %w", err)
+	}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
 	var entries []Entry
-	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || d.Name() != "result.json" {
+	err = d.Walk(context.Background(), door.Limits{MaxEntries: -1}, func(e door.Entry) error {
+		if e.Err != nil || e.Name() != "result.json" || !e.Info.Mode().IsRegular() {
 			return nil
 		}
-		b, err := os.ReadFile(path)
+		f, err := e.Open()
 		if err != nil {
-			return err
+			return nil
 		}
+		b, err := f.ReadAll(maxResultFile)
+		_ = f.Close() // read only: Close loses no data
 		var s result.Scenario
-		if err := json.Unmarshal(b, &s); err != nil || s.Name == "" || s.Status == "" {
+		if err != nil || json.Unmarshal(b, &s) != nil || s.Name == "" || s.Status == "" {
 			return nil // not a scenario's record (a JSON report that happens to share the name)
 		}
-		rel, err := filepath.Rel(out, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		entries = append(entries, Entry{Scenario: s, Dir: filepath.ToSlash(rel)})
+		entries = append(entries, Entry{Scenario: s, Dir: path.Dir(e.Path)})
 		return nil
 	})
 	if err != nil {
@@ -130,8 +136,7 @@ type Call struct {
 // transcript still gives a story (from the result alone) with Problem set.
 func ReadStory(out string, e Entry) *Story {
 	st := &Story{Entry: e}
-	path := filepath.Join(out, filepath.FromSlash(e.Dir), "transcript.jsonl")
-	events, err := transcript.ReadFile(path)
+	events, err := readTranscript(out, e.Dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			st.Problem = "no transcript.jsonl in " + e.Dir
@@ -198,7 +203,7 @@ func ReadStory(out string, e Entry) *Story {
 	if st.Files == nil {
 		st.Files = e.FilesChanged
 	}
-	st.Diffs = readDiffs(filepath.Join(out, filepath.FromSlash(e.Dir), result.DiffsFile))
+	st.Diffs = readDiffs(out, e.Dir)
 	return st
 }
 
@@ -206,22 +211,42 @@ func ReadStory(out string, e Entry) *Story {
 // 1 MiB of diffs; a bigger file was not written by it and is not shown.
 const maxDiffsFile = 4 << 20
 
-// readDiffs reads a scenario's changes.json; nil when there is none or it is not one.
-func readDiffs(path string) *result.Diffs {
-	f, err := os.Open(path)
+// readTranscript reads the transcript in out/dir through the door: however large,
+// streamed, a regular file only.
+func readTranscript(out, dir string) ([]transcript.Event, error) {
+	d, err := door.Open(out)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	f, err := d.Open(path.Join(dir, transcriptFile))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read only: Close loses no data
+	return transcript.Read(f)
+}
+
+// transcriptFile is a scenario's transcript in its directory.
+const transcriptFile = "transcript.jsonl"
+
+// readDiffs reads a scenario's changes.json in out/dir; nil when there is none or it is
+// not one.
+func readDiffs(out, dir string) *result.Diffs {
+	d, err := door.Open(out)
 	if err != nil {
 		return nil
 	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	b, err := io.ReadAll(io.LimitReader(f, maxDiffsFile+1))
-	if err != nil || len(b) > maxDiffsFile {
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	b, err := d.ReadFile(path.Join(dir, result.DiffsFile), maxDiffsFile)
+	if err != nil {
 		return nil
 	}
-	var d result.Diffs
-	if json.Unmarshal(b, &d) != nil || len(d.Files) == 0 && d.Note == "" {
+	var diffs result.Diffs
+	if json.Unmarshal(b, &diffs) != nil || len(diffs.Files) == 0 && diffs.Note == "" {
 		return nil
 	}
-	return &d
+	return &diffs
 }
 
 // Arg is one argument of a tool call, for reading: strings as they are (a file's
