@@ -5,6 +5,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -86,6 +87,7 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 		r.res.Model = opts.ModelName(t)
 	}
 	r.run(ctx, repeat)
+	r.markKept()
 	r.res.Cost = costOf(r.res, opts.Prices)
 	r.res.Duration = result.Millis(now().Sub(r.res.Started))
 	r.finish()
@@ -133,6 +135,26 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	v := r.verify(p, a)
 	r.writeDiffs(v.diffs)
 	r.conclude(p, a, v).apply(&r.res)
+}
+
+// markKept marks a kept workspace as one, once the agent and everything it started are
+// gone (see workspace.KeptMarker). A workspace the agent left so that runner cannot write
+// its top fails a passing scenario: a mark missing there lets a downloaded copy of the
+// workspace pass for an output directory.
+func (r *runState) markKept() {
+	if r.res.Workspace == "" {
+		return
+	}
+	var ke *workspace.KeptError
+	if err := workspace.MarkKept(r.res.Workspace); !errors.As(err, &ke) {
+		return
+	}
+	switch {
+	case !ke.ByAgent && r.res.Status != result.Errored:
+		r.errorf("%v", ke)
+	case r.res.Status == result.Passed:
+		verdict{status: result.Failed, reason: "the agent broke the workspace: " + ke.Error()}.apply(&r.res)
+	}
 }
 
 // setChanges records the comparison in the result (nil: none was made).
