@@ -120,6 +120,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			return out.fail(modelError(cfg.Model.Name(), err))
 		}
 		out.Steps = step
+		resp.Usage = resp.Usage.Clamped() // what the transcript, the totals and the checks see
 		out.Usage.Add(resp.Usage)
 		if resp.Usage.Loaded() {
 			out.Reloads++

@@ -160,7 +160,7 @@ func runModel(ctx context.Context, name, outDir string, opts Options, b *budget)
 		Scenario: so, Parallel: opts.Parallel, Repeat: opts.Repeat, OnStart: opts.OnStart,
 		Admit: b.admit, Group: reloadGroup,
 		OnDone: func(s result.Scenario) {
-			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
+			b.add(result.AddCount(s.Usage.PromptTokens, s.Usage.CompletionTokens))
 			b.usd.Add(s)
 			if opts.OnDone != nil {
 				opts.OnDone(s)
@@ -224,7 +224,7 @@ type budget struct {
 
 func (b *budget) add(n int) {
 	b.mu.Lock()
-	b.used += n
+	b.used = result.AddCount(b.used, n)
 	b.mu.Unlock()
 }
 
