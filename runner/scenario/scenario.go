@@ -202,7 +202,7 @@ func (r *runState) finish() {
 		// Listed with its SHA-256 in the output directory's manifest: merge and resume
 		// read nothing else (see merge.ManifestFile). Scrubbed again as bytes: the record
 		// was scrubbed as values, this catches what encoding made of them.
-		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, scrub.Bytes(append(b, '\n')))
+		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, scrub.JSON(append(b, '\n')))
 	}
 }
 

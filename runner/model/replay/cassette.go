@@ -266,7 +266,7 @@ func (c *Cassette) secrets() func([]byte) []byte {
 		scrub.AddEnviron(os.Environ())
 		scrub.AddProviderEnv(c.getenv)
 	})
-	return scrub.Bytes
+	return scrub.JSON // every cassette file is a JSON document
 }
 
 // slug makes a scenario name a safe directory name.
