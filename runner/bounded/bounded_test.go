@@ -42,7 +42,7 @@ func blockNest(n int) string {
 func TestHostileNestingIsRefusedCheaply(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, want string
-		check        func(string, []byte, Limits) error
+		check            func(string, []byte, Limits) error
 	}{
 		{"60000 [", strings.Repeat("[", 60000), "f:1:65: nested more than 64 levels deep; a task file may nest at most that deep", YAML},
 		{"deep {", "a:\n  b: " + strings.Repeat("{x: ", 60000), "f:2:254: a.b: nested more than 64 levels deep", YAML},
