@@ -57,7 +57,7 @@ func TOML(path string, data []byte, lim Limits) error {
 }
 
 // tomlString moves past the string at c.pos: "basic" (with \ escapes), 'literal', and the
-// multi-line """ and ”' forms, across lines.
+// multi-line forms (three quotes of either kind), across lines.
 func (s *yamlScan) tomlString() {
 	q := s.data[s.pos]
 	multi := s.pos+2 < len(s.data) && s.data[s.pos+1] == q && s.data[s.pos+2] == q

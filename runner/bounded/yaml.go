@@ -282,7 +282,7 @@ func (s *yamlScan) rest() {
 }
 
 // quoted moves past the string quoted with q at c.pos, across lines: `\` escapes in a
-// double-quoted string, `”` is a quote in a single-quoted one. A document marker at the
+// double-quoted string, a doubled quote is a quote in a single-quoted one. A document marker at the
 // start of a line ends it, as it ends the document.
 func (s *yamlScan) quoted(q byte) {
 	s.node(s.pos)
