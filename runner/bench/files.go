@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/scrub"
 )
 
@@ -70,7 +71,10 @@ func writeAtomic(path string, data []byte) error {
 
 // ReadFile reads a bench.json, checking its format version.
 func ReadFile(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Record)
+	if err == nil {
+		err = bounded.JSON(path, b, bounded.Record)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read bench report: %w", err)
 	}

@@ -198,3 +198,36 @@ func (c *counter) result() error {
 	}
 	return nil
 }
+
+// Values counts the values of a decoded document v (maps, slices and their elements),
+// refusing more than lim.Nodes: a decoder shares an anchor's value among its aliases, so
+// a few lines of aliases of aliases (the "billion laughs") decode cheaply and explode
+// only when something walks them (a template, a JSON record).
+func Values(path string, v any, lim Limits) error {
+	n := 0
+	var walk func(any) bool
+	walk = func(v any) bool {
+		if n++; n > lim.Nodes {
+			return false
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(v) {
+		return &Error{File: path, Msg: fmt.Sprintf("expands to more than %d values (aliases of aliases?); %s may hold at most that many", lim.Nodes, lim.What)}
+	}
+	return nil
+}

@@ -112,7 +112,13 @@ func (s *yamlScan) field() string {
 	return joinKeys(keys)
 }
 
-func joinKeys(keys []string) string { return strings.Join(keys, ".") }
+// joinKeys names a field by its keys; a deep one by its first and last few.
+func joinKeys(keys []string) string {
+	if len(keys) > 8 {
+		keys = append(append(keys[:4:4], "…"), keys[len(keys)-3:]...)
+	}
+	return strings.Join(keys, ".")
+}
 
 // push opens a block node at the current column.
 func (s *yamlScan) push() {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/workspace"
 )
@@ -234,7 +235,7 @@ func inWorkspace(root, dir, ws string) bool {
 }
 
 func readResult(path string) (result.Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Record)
 	if err != nil {
 		return result.Scenario{}, err
 	}
@@ -242,6 +243,9 @@ func readResult(path string) (result.Scenario, error) {
 }
 
 func decodeResult(path string, b []byte) (result.Scenario, error) {
+	if err := bounded.JSON(path, b, bounded.Record); err != nil {
+		return result.Scenario{}, fmt.Errorf("not a result file: %w", err)
+	}
 	var s result.Scenario
 	if err := json.Unmarshal(b, &s); err != nil {
 		return result.Scenario{}, fmt.Errorf("%s: not a result file: %w", path, err)
@@ -254,7 +258,10 @@ func decodeResult(path string, b []byte) (result.Scenario, error) {
 
 // loadFile reads a JSON report, or a single result.json.
 func loadFile(path string) ([]result.Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Record)
+	if err == nil {
+		err = bounded.JSON(path, b, bounded.Record)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // Expand turns command-line arguments into task files:
@@ -118,16 +120,17 @@ func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
 // LoadAll expands paths (see Expand) and loads every task file. It reports every problem
 // of every file at once, one per line, and refuses two tasks with the same name, naming
-// both files. Tasks come back in Expand's order.
+// both files. Tasks come back in Expand's order: with an error, those of the files that
+// loaded.
 func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	files, expandErr := Expand(paths)
 	errs := Problems(expandErr)
 	var tasks []*Task
 	byName := map[string]Position{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := bounded.ReadFile(f, bounded.TaskFile)
 		if err != nil {
-			errs = append(errs, &Error{Pos: Position{File: f}, Msg: readProblem(err), Err: err})
+			errs = append(errs, readError(f, err))
 			continue
 		}
 		cases, problems := parse(f, data, opts)
@@ -149,10 +152,9 @@ func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	if len(errs) == 0 {
 		errs = append(errs, undeclaredVars(tasks, opts.Vars)...)
 	}
-	if err := combine(errs); err != nil {
-		return nil, err
-	}
-	return tasks, nil
+	// The tasks of the files that loaded come back with the others' problems, for a
+	// caller that runs what it can (run, bench); every other caller stops at the error.
+	return tasks, combine(errs)
 }
 
 // undeclaredVars reports variables set from outside that no loaded task declares: a typo
