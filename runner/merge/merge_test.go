@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -212,7 +211,7 @@ func TestPlantedManifestCannotErrorTheMerge(t *testing.T) {
 	assert.NilError(t, os.WriteFile(filepath.Join(ws, "x", merge.ResultFile), []byte(`{"name":"a","file":"a.yaml","status":"passed"}`), 0o644))
 	fifo := filepath.Join(root, "workspaces", "runner-b-456", "deep")
 	assert.NilError(t, os.MkdirAll(fifo, 0o755))
-	assert.NilError(t, syscall.Mkfifo(filepath.Join(fifo, merge.ManifestFile), 0o644))
+	assert.NilError(t, mkfifo(filepath.Join(fifo, merge.ManifestFile)))
 	assert.NilError(t, os.WriteFile(filepath.Join(root, "workspaces", "runner-b-456", workspace.KeptMarker), nil, 0o644))
 
 	var notes strings.Builder

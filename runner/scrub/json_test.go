@@ -64,6 +64,15 @@ func BenchmarkJSON(b *testing.B) {
 			_ = s.JSON(event)
 		}
 	})
+	// A secret holding a quote: every string with an escaped quote is decoded.
+	var q Set
+	q.Add(awkward)
+	b.Run("json-quote-secret", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = q.JSON(event)
+		}
+	})
 }
 
 // TestJSONPropertyRandomSecrets: random secrets over the whole byte range, embedded raw,
