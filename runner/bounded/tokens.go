@@ -44,163 +44,197 @@ func yamlTokens(path string, data []byte, lim Limits) (token.Tokens, error) {
 // before, where a token follows an indicator (- ? :) on its line, or where the parser
 // nests a line at the same column as the one before (see nestsAtSameColumn).
 func checkTokens(path string, toks token.Tokens, lim Limits) *Error {
-	type blockLevel struct {
-		col  int
-		kind levelKind
-		key  string
-		// sticky: opened by an explicit key (?), after which the parser nests lines at
-		// any column; no valid task file has one, so it is never closed by a column.
-		sticky bool
-	}
-	var blocks []blockLevel
-	// flow holds the open flow collections. An entry indicator inside one (`[- - a]`)
-	// nests once more in goccy/go-yaml's parser, for the rest of the collection; a pair
-	// in a sequence (`[a: b]`) is a mapping one level deeper, up to the next comma.
-	type flowLevel struct {
-		typ         token.Type
-		extra, pair int
-	}
-	var flow []flowLevel
-	flowDepth := 0
-	flowBase, prevLine, afterIndicator := 0, 0, false
-	prevType, lineFirst := token.UnknownType, token.UnknownType
-	openProperty := false // the last token was a property (an anchor, its name, a tag)
-	lastScalar, lastScalarCol := "", -1
-	fail := func(tk *token.Token, format string, args ...any) *Error {
-		c := &counter{path: path, lim: lim}
-		c.line, c.lineStart = tk.Position.Line, 0
-		c.field = func() string {
-			var keys []string
-			for _, b := range blocks {
-				if b.key != "" {
-					keys = append(keys, b.key)
-				}
-			}
-			return joinKeys(keys)
-		}
-		c.failAt(tk.Position.Column-1, format, args...)
-		return c.err
-	}
+	w := &tokenWalk{path: path, toks: toks, lim: lim, prevType: token.UnknownType, lineFirst: token.UnknownType, lastScalarCol: -1}
 	for i, tk := range toks {
-		if tk.Position == nil {
-			continue
+		if err := w.step(i, tk); err != nil {
+			return err
 		}
-		if i >= lim.Nodes {
-			return fail(tk, "more than %d values; %s may hold at most that many", lim.Nodes, lim.What)
-		}
-		switch tk.Type {
-		case token.CommentType:
-			continue
-		case token.DocumentHeaderType, token.DocumentEndType:
-			blocks, flow, flowDepth = blocks[:0], flow[:0], 0
-			continue
-		}
-		// A block scalar's content is part of the scalar, wherever the tokenizer puts it.
-		if tk.Type == token.StringType && i > 0 && (toks[i-1].Type == token.LiteralType || toks[i-1].Type == token.FoldedType) {
-			continue
-		}
-		pushed := false
-		if len(flow) == 0 {
-			col := tk.Position.Column
-			key := startsKey(toks, i)
-			kind := kindOf(tk.Type, key)
-			isProperty := tk.Type == token.AnchorType || tk.Type == token.TagType || i > 0 && toks[i-1].Type == token.AnchorType
-			open := func(l blockLevel) bool { return !l.sticky && l.col == col }
-			switch {
-			case isProperty && tk.Position.Line == prevLine:
-				kind = -1 // a property opens no level; its node, after it, does
-			case tk.Position.Line != prevLine && openProperty:
-				// A node's properties alone on a line: the parser takes the next token for
-				// their node, whatever its column.
-			case tk.Position.Line != prevLine:
-				for len(blocks) > 0 && !blocks[len(blocks)-1].sticky && blocks[len(blocks)-1].col > col {
-					blocks = blocks[:len(blocks)-1]
-				}
-				if n := len(blocks); n > 0 && open(blocks[n-1]) && !nestsAtSameColumn(lineFirst, prevType, tk.Type, key) {
-					// A sibling: it ends the levels of another kind at its column (a key
-					// ends a sequence standing at its key's column), then takes the place
-					// of the one of its kind.
-					for kind != otherLevel && len(blocks) > 1 && open(blocks[len(blocks)-1]) && blocks[len(blocks)-1].kind != kind && open(blocks[len(blocks)-2]) {
-						blocks = blocks[:len(blocks)-1]
-					}
-					blocks = blocks[:len(blocks)-1]
-				}
-			case afterIndicator || tk.Type == token.SequenceEntryType || tk.Type == token.MappingKeyType:
-				// After an indicator on its line; an indicator after a value is no valid
-				// YAML, but the parser may still nest what follows it.
-			default:
-				kind = -1
-			}
-			if kind >= 0 {
-				blocks, pushed = append(blocks, blockLevel{col: col, kind: kind}), true
-				if tk.Position.Line != prevLine {
-					lineFirst = tk.Type
-				}
-			}
-		}
-		if tk.Type == token.MappingKeyType && len(flow) == 0 {
-			blocks = append(blocks, blockLevel{col: tk.Position.Column, sticky: true})
-		}
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			if len(flow) == 0 {
-				flowBase = len(blocks)
-				if pushed {
-					flowBase-- // the collection is the block node this token opened
-				}
-			}
-			flow = append(flow, flowLevel{typ: tk.Type})
-			flowDepth++
-		case token.SequenceEndType, token.MappingEndType:
-			want := token.SequenceStartType
-			if tk.Type == token.MappingEndType {
-				want = token.MappingStartType
-			}
-			if len(flow) > 0 && flow[len(flow)-1].typ == want {
-				top := flow[len(flow)-1]
-				flowDepth -= 1 + top.extra + top.pair
-				flow = flow[:len(flow)-1]
-			}
-		case token.CollectEntryType:
-			if len(flow) > 0 {
-				flowDepth -= flow[len(flow)-1].pair
-				flow[len(flow)-1].pair = 0
-			}
-		case token.SequenceEntryType, token.MappingKeyType:
-			if len(flow) > 0 {
-				flow[len(flow)-1].extra++
-				flowDepth++
-			}
-		case token.MappingValueType:
-			if len(flow) == 0 && len(blocks) > 0 && blocks[len(blocks)-1].col == lastScalarCol {
-				blocks[len(blocks)-1].key = lastScalar
-			}
-			if n := len(flow); n > 0 && flow[n-1].typ == token.SequenceStartType && flow[n-1].pair == 0 {
-				flow[n-1].pair = 1
-				flowDepth++
-			}
-		}
-		depth := len(blocks)
-		if len(flow) > 0 {
-			depth = flowBase + flowDepth
-		}
-		if depth > lim.Depth {
-			return fail(tk, "nested more than %d levels deep; %s may nest at most that deep", lim.Depth, lim.What)
-		}
-		if tk.Type == token.StringType || tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType {
-			lastScalar, lastScalarCol = tk.Value, tk.Position.Column
-		}
-		prevLine = tk.Position.Line
-		// A node's properties (an anchor and its name, a tag) are not the node: what
-		// follows them counts as following what came before them.
-		property := tk.Type == token.AnchorType || tk.Type == token.TagType || i > 0 && toks[i-1].Type == token.AnchorType
-		if !property {
-			prevType = tk.Type
-			afterIndicator = tk.Type == token.SequenceEntryType || tk.Type == token.MappingKeyType || tk.Type == token.MappingValueType
-		}
-		openProperty = property
 	}
 	return nil
+}
+
+// blockLevel is an open block node.
+type blockLevel struct {
+	col  int
+	kind levelKind
+	key  string
+	// sticky: opened by an explicit key (?), after which the parser nests lines at any
+	// column; no valid task file has one, so it is never closed by a column.
+	sticky bool
+}
+
+// flowLevel is an open flow collection. An entry indicator inside one (`[- - a]`) nests
+// once more in goccy/go-yaml's parser, for the rest of the collection; a pair in a
+// sequence (`[a: b]`) is a mapping one level deeper, up to the next comma.
+type flowLevel struct {
+	typ         token.Type
+	extra, pair int
+}
+
+// tokenWalk is checkTokens' state between tokens.
+type tokenWalk struct {
+	path string
+	toks token.Tokens
+	lim  Limits
+
+	blocks              []blockLevel
+	flow                []flowLevel
+	flowDepth, flowBase int
+	prevLine            int
+	prevType, lineFirst token.Type
+	afterIndicator      bool
+	openProperty        bool // the last token was a property (an anchor, its name, a tag)
+	lastScalar          string
+	lastScalarCol       int
+}
+
+func (w *tokenWalk) step(i int, tk *token.Token) *Error {
+	if tk.Position == nil {
+		return nil
+	}
+	if i >= w.lim.Nodes {
+		return w.fail(tk, "more than %d values; %s may hold at most that many", w.lim.Nodes, w.lim.What)
+	}
+	switch {
+	case tk.Type == token.CommentType:
+		return nil
+	case tk.Type == token.DocumentHeaderType || tk.Type == token.DocumentEndType:
+		w.blocks, w.flow, w.flowDepth = w.blocks[:0], w.flow[:0], 0
+		return nil
+	case tk.Type == token.StringType && i > 0 && (w.toks[i-1].Type == token.LiteralType || w.toks[i-1].Type == token.FoldedType):
+		return nil // a block scalar's content is part of the scalar, wherever the tokenizer puts it
+	}
+	property := tk.Type == token.AnchorType || tk.Type == token.TagType || i > 0 && w.toks[i-1].Type == token.AnchorType
+	pushed := false
+	if len(w.flow) == 0 {
+		pushed = w.block(i, tk, property)
+		if tk.Type == token.MappingKeyType {
+			w.blocks = append(w.blocks, blockLevel{col: tk.Position.Column, sticky: true})
+		}
+	}
+	w.flowToken(tk, pushed)
+	depth := len(w.blocks)
+	if len(w.flow) > 0 {
+		depth = w.flowBase + w.flowDepth
+	}
+	if depth > w.lim.Depth {
+		return w.fail(tk, "nested more than %d levels deep; %s may nest at most that deep", w.lim.Depth, w.lim.What)
+	}
+	if tk.Type == token.StringType || tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType {
+		w.lastScalar, w.lastScalarCol = tk.Value, tk.Position.Column
+	}
+	w.prevLine = tk.Position.Line
+	// A node's properties are not the node: what follows them counts as following what
+	// came before them.
+	if !property {
+		w.prevType = tk.Type
+		w.afterIndicator = tk.Type == token.SequenceEntryType || tk.Type == token.MappingKeyType || tk.Type == token.MappingValueType
+	}
+	w.openProperty = property
+	return nil
+}
+
+// block follows the block levels for a token outside flow collections and reports
+// whether it opened one.
+func (w *tokenWalk) block(i int, tk *token.Token, property bool) bool {
+	col, newLine := tk.Position.Column, tk.Position.Line != w.prevLine
+	key := startsKey(w.toks, i)
+	kind := kindOf(tk.Type, key)
+	switch {
+	case property && !newLine:
+		return false // a property opens no level; its node, after it, does
+	case newLine && w.openProperty:
+		// A node's properties alone on a line: the parser takes the next token for their
+		// node, whatever its column.
+	case newLine:
+		w.closeBefore(col, kind, !nestsAtSameColumn(w.lineFirst, w.prevType, tk.Type, key))
+	case w.afterIndicator || tk.Type == token.SequenceEntryType || tk.Type == token.MappingKeyType:
+		// After an indicator on its line; an indicator after a value is no valid YAML, but
+		// the parser may still nest what follows it.
+	default:
+		return false
+	}
+	w.blocks = append(w.blocks, blockLevel{col: col, kind: kind})
+	if newLine {
+		w.lineFirst = tk.Type
+	}
+	return true
+}
+
+// closeBefore closes the levels a line starting at col leaves: those further right, and,
+// for a sibling, the levels of another kind at its column (a key ends a sequence standing
+// at its key's column) and the one of its kind, whose place it takes.
+func (w *tokenWalk) closeBefore(col int, kind levelKind, sibling bool) {
+	open := func(l blockLevel) bool { return !l.sticky && l.col == col }
+	for n := len(w.blocks); n > 0 && !w.blocks[n-1].sticky && w.blocks[n-1].col > col; n-- {
+		w.blocks = w.blocks[:n-1]
+	}
+	if n := len(w.blocks); n == 0 || !open(w.blocks[n-1]) || !sibling {
+		return
+	}
+	for n := len(w.blocks); kind != otherLevel && n > 1 && open(w.blocks[n-1]) && w.blocks[n-1].kind != kind && open(w.blocks[n-2]); n-- {
+		w.blocks = w.blocks[:n-1]
+	}
+	w.blocks = w.blocks[:len(w.blocks)-1]
+}
+
+// flowToken follows the flow collections; pushed says the token opened a block level.
+func (w *tokenWalk) flowToken(tk *token.Token, pushed bool) {
+	n := len(w.flow)
+	switch tk.Type {
+	case token.SequenceStartType, token.MappingStartType:
+		if n == 0 {
+			w.flowBase = len(w.blocks)
+			if pushed {
+				w.flowBase-- // the collection is the block node this token opened
+			}
+		}
+		w.flow = append(w.flow, flowLevel{typ: tk.Type})
+		w.flowDepth++
+	case token.SequenceEndType, token.MappingEndType:
+		want := token.SequenceStartType
+		if tk.Type == token.MappingEndType {
+			want = token.MappingStartType
+		}
+		if n > 0 && w.flow[n-1].typ == want {
+			w.flowDepth -= 1 + w.flow[n-1].extra + w.flow[n-1].pair
+			w.flow = w.flow[:n-1]
+		}
+	case token.CollectEntryType:
+		if n > 0 {
+			w.flowDepth -= w.flow[n-1].pair
+			w.flow[n-1].pair = 0
+		}
+	case token.SequenceEntryType, token.MappingKeyType:
+		if n > 0 {
+			w.flow[n-1].extra++
+			w.flowDepth++
+		}
+	case token.MappingValueType:
+		if n == 0 && len(w.blocks) > 0 && w.blocks[len(w.blocks)-1].col == w.lastScalarCol {
+			w.blocks[len(w.blocks)-1].key = w.lastScalar
+		}
+		if n > 0 && w.flow[n-1].typ == token.SequenceStartType && w.flow[n-1].pair == 0 {
+			w.flow[n-1].pair = 1
+			w.flowDepth++
+		}
+	}
+}
+
+// fail is a refusal at tk, under the keys of the open block mappings.
+func (w *tokenWalk) fail(tk *token.Token, format string, args ...any) *Error {
+	c := &counter{path: w.path, lim: w.lim, line: tk.Position.Line}
+	c.field = func() string {
+		var keys []string
+		for _, b := range w.blocks {
+			if b.key != "" {
+				keys = append(keys, b.key)
+			}
+		}
+		return joinKeys(keys)
+	}
+	c.failAt(tk.Position.Column-1, format, args...)
+	return c.err
 }
 
 // nestsAtSameColumn reports whether a line starting with a token of type next (key: it

@@ -355,20 +355,30 @@ func (s *yamlScan) flow(base int) {
 		case (c == ':' || c == '?') && (s.blankOrEOL(s.pos+1) || atStart || isFlowIndicator(s.data[s.pos+1])):
 			s.pos++
 			atStart = true
-		case (c == '"' || c == '\'') && atStart:
-			s.quoted(c)
-			atStart = false
-		case (c == '&' || c == '!') && atStart: // a property: the node follows it
-			s.node(s.pos)
-			for !s.blankOrEOL(s.pos) && !isFlowIndicator(s.data[s.pos]) {
-				s.pos++
-			}
 		default:
-			s.node(s.pos)
-			s.flowPlain()
-			atStart = false
+			atStart = s.flowNode(c, atStart)
 		}
 	}
+}
+
+// flowNode moves over a node inside a flow collection starting with c: a quoted string
+// (only where a node starts: a quote inside a plain scalar is text), a property (the node
+// follows it), or a plain scalar; it reports whether a node still starts after it.
+func (s *yamlScan) flowNode(c byte, atStart bool) bool {
+	switch {
+	case (c == '"' || c == '\'') && atStart:
+		s.quoted(c)
+		return false
+	case (c == '&' || c == '!') && atStart:
+		s.node(s.pos)
+		for !s.blankOrEOL(s.pos) && !isFlowIndicator(s.data[s.pos]) {
+			s.pos++
+		}
+		return true
+	}
+	s.node(s.pos)
+	s.flowPlain()
+	return false
 }
 
 func isFlowIndicator(c byte) bool { return c == ',' || c == '[' || c == ']' || c == '{' || c == '}' }
