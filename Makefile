@@ -12,7 +12,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
+.PHONY: all build test agents check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -52,6 +52,12 @@ release-check:
 unit:
 	$(GO) test -race -count=1 $(PKGS)
 
+## agents: install the external agents the e2e tests drive (Claude Code, Codex CLI) at the
+## versions tests/agents/package-lock.json pins, into tests/agents/node_modules (~810 MB; npm's
+## cache makes a repeat fast). Without it those tests skip; with RUNNER_REQUIRE_AGENTS=1 they fail.
+agents:
+	cd tests/agents && npm ci --no-audit --no-fund --loglevel=error
+
 ## lint: gofmt, go vet, and golangci-lint with .golangci.yml (errcheck, govet, ineffassign,
 ## staticcheck, unused; gocyclo at most 25 and funlen at most 100 lines outside tests).
 ## golangci-lint is pinned in .tools/lint/go.mod, a module of its own: resolved together with
@@ -81,13 +87,15 @@ junit-check:
 ## e2e-ollama: runner against the real Ollama server: built from the module go.mod requires
 ## (once per version, into ~/.cache/runner/ollama-server; 10-20 min cold on 2 cores, needs
 ## g++, nlohmann-json3-dev and libstb-dev) or OLLAMA_BIN=/path/to/ollama to use your own,
-## serving a tiny deterministic model generated in Go (tests/ollama).
+## serving a deterministic model generated in Go (tests/ollama), tiny and in a real model's
+## shape (bigram.Shapes: RUNNER_OLLAMA_SHAPES=llama3.2-1b,llama3-8b adds shapes for a GPU).
 e2e-ollama:
 	$(GO) test -tags=$(BUILDTAGS),ollama_e2e -count=1 -timeout 45m -v ./tests/ollama/
 
-## bench-ollama: runner's overhead per step against a bare client sending the same requests
-## to the same real Ollama server and model, alternated in one run (builds the server as
-## e2e-ollama does).
+## bench-ollama: per model shape (tiny, small, and RUNNER_OLLAMA_SHAPES), the loads runner bench
+## counts and their time against the server's log, and runner's overhead per step against a bare
+## client sending the same requests to the same real Ollama server and model, alternated in one
+## run (builds the server as e2e-ollama does).
 bench-ollama:
 	RUNNER_BENCH_OLLAMA=1 $(GO) test -tags=$(BUILDTAGS),ollama_e2e -count=1 -timeout 45m -run 'TestOverhead' -v ./tests/ollama/
 

@@ -36,6 +36,10 @@ type Comparison struct {
 	// Changed lists task files whose content differs from the baseline's (SHA-256): their
 	// rows compare different tasks.
 	Changed []string `json:"changed,omitempty"`
+	// Setup lists what differs in where the two benches ran (GPUs, placement, context,
+	// server version, slots), said before any verdict: a model that spilled to CPU is
+	// not a model that got worse.
+	Setup []string `json:"setup_changed,omitempty"`
 }
 
 // Delta compares one model, or one of its scenarios, with the baseline.
@@ -121,38 +125,38 @@ func (c Comparison) rows(keep func(Delta) bool) []Delta {
 // each family (see FamilyModels) at family-wise level alpha. Identical or
 // noisy-but-insignificant results are neither.
 func Compare(base, cur *Report, alpha float64) Comparison {
-	c := Comparison{Alpha: alpha}
+	c := Comparison{Alpha: alpha, Setup: setupChanges(base, cur)}
 	baseModels := map[string]*ModelResult{}
 	for i := range base.Models {
-		baseModels[base.Models[i].Name] = &base.Models[i]
+		baseModels[base.Models[i].Label()] = &base.Models[i]
 	}
 	seen := map[string]bool{}
 	for _, m := range cur.Models {
-		bm := baseModels[m.Name]
+		bm := baseModels[m.Label()]
 		if bm == nil {
 			continue
 		}
-		seen[m.Name] = true
-		c.add(m.Name, "", bm.Summary, m.Summary)
+		seen[m.Label()] = true
+		c.add(m.Label(), "", bm.Summary, m.Summary)
 		baseCells := map[string]Stats{}
 		for _, s := range bm.Scenarios {
 			baseCells[s.Name] = s.Stats
 		}
 		for _, s := range m.Scenarios {
 			if bs, ok := baseCells[s.Name]; ok {
-				c.add(m.Name, s.Name, bs, s.Stats)
+				c.add(m.Label(), s.Name, bs, s.Stats)
 				delete(baseCells, s.Name)
 			}
 		}
 		for name, bs := range baseCells {
 			if bs.Passed+bs.Failed > 0 {
-				c.Missing = append(c.Missing, m.Name+" / "+name)
+				c.Missing = append(c.Missing, m.Label()+" / "+name)
 			}
 		}
 	}
 	for _, bm := range base.Models {
-		if !seen[bm.Name] && bm.Summary.Passed+bm.Summary.Failed > 0 {
-			c.Missing = append(c.Missing, bm.Name)
+		if !seen[bm.Label()] && bm.Summary.Passed+bm.Summary.Failed > 0 {
+			c.Missing = append(c.Missing, bm.Label())
 		}
 	}
 	baseHash := map[string]string{}
@@ -230,6 +234,9 @@ func (c *Comparison) add(model, scenario string, base, cur Stats) {
 // a one-line verdict.
 func (c Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
+	for _, d := range c.Setup {
+		fmt.Fprintf(&b, "warning: the benches ran on different setups: %s\n", d)
+	}
 	regs := c.Regressions()
 	for _, r := range regs {
 		fmt.Fprintf(&b, "REGRESSION %s: %s\n", r.label(), r.describe())

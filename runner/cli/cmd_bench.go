@@ -34,6 +34,9 @@ type BenchOptions struct {
 	// Gate is what a significant drop must be in to fail: "models" (their totals, the
 	// default) or "scenarios" (any scenario too).
 	Gate string
+	// OllamaLog is the Ollama server's log file, read for the machine's GPUs, the
+	// parallel slots and the loads it logged.
+	OllamaLog string
 	IO
 }
 
@@ -80,6 +83,7 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 5, Usage: "`N` runs of each (model, scenario) cell"},
 			&cli.IntFlag{Name: "budget-tokens", Destination: &o.BudgetTokens, Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},
 			&cli.DurationFlag{Name: "budget-time", Destination: &o.BudgetTime, Usage: "stop starting cells after `DURATION`; the rest are not run"},
+			&cli.StringFlag{Name: "ollama-log", Destination: &o.OllamaLog, Usage: "the Ollama server's log `FILE` (what `ollama serve` writes): records the machine's GPUs and the parallel slots, which Ollama's API does not say, and checks runner's load count against the log's"},
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
 			gateFlag(&o.Gate),
 		}, o.ScenarioOptions.flags()...),
@@ -148,6 +152,8 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
 	so.Bench = true
+	agents := agentList(opts.Agent) // each a line of its own on every model
+	so.Agent = ""
 	s, err := session.New(ctx, so)
 	if err != nil {
 		return inVerb("bench", err)
@@ -162,9 +168,10 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	var console *report.Console
 	rep := bench.Run(ctx, bench.Options{
-		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
+		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
+		ServerLog: opts.OllamaLog,
 		Checkpoint: func(r *bench.Report) {
 			if err := bench.WriteFiles(opts.OutDir, r, nil); err != nil {
 				_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err) // console output: a failed write has nowhere to be reported
@@ -172,10 +179,10 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		},
 		OnModel: func(m bench.ModelResult) {
 			if m.Status != bench.ModelRan {
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Name, m.Status, m.Reason)
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Label(), m.Status, m.Reason)
 				return
 			}
-			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
+			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
 			console = report.NewConsole(opts.Stdout, report.ConsoleOptions{OutDir: m.OutDir})
 			console.Start(len(s.Tasks) * opts.Repeat)
 		},
@@ -238,8 +245,11 @@ func describeProbe(m bench.ModelResult) string {
 	if p.ContextLength > 0 {
 		parts = append(parts, fmt.Sprintf("context %d", p.ContextLength))
 	}
+	if p := m.Placement; p != nil && p.Size > 0 {
+		parts = append(parts, p.Processor())
+	}
 	if m.WarmUp > 0 {
-		parts = append(parts, fmt.Sprintf("warm-up %s", m.WarmUp.Duration().Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("loaded in %s", m.WarmUp.Duration().Round(time.Millisecond)))
 	}
 	if len(parts) == 0 {
 		return ""

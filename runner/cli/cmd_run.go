@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
@@ -64,6 +66,8 @@ type ScenarioOptions struct {
 	// Approval and Sandbox, when set, override every task's mode.
 	Approval string
 	Sandbox  string
+	// Agent, when set, is every task's agent kind.
+	Agent string
 	// CacheDir is the shared build cache of commands ("" for none).
 	CacheDir string
 	// Stream asks model servers for streamed responses.
@@ -82,6 +86,7 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
 		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
+		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them); bench compares a comma-separated list on each model", DefaultText: "the task's, else runner"},
 		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -97,14 +102,35 @@ func (o *ScenarioOptions) check(verb string) error {
 	if err := sandbox.CheckMode(o.Sandbox); err != nil {
 		return usageError("%s: --sandbox: %v", verb, err)
 	}
+	agents := agentList(o.Agent)
+	for _, a := range agents {
+		if _, err := kinds.Lookup(a); err != nil {
+			return usageError("%s: --agent: %v", verb, err)
+		}
+	}
+	if len(agents) > 1 && verb != "bench" {
+		return usageError("%s: --agent given %d agents (%s): %s takes one; compare agents with runner bench --agent %s",
+			verb, len(agents), strings.Join(agents, ", "), verb, strings.Join(agents, ","))
+	}
 	return o.CaseOptions.check(verb)
+}
+
+// agentList splits --agent's comma-separated kinds (blanks and duplicates dropped).
+func agentList(v string) []string {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // session is what the shared flags ask of the runtime; the command fills in the rest.
 func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer) session.Options {
 	so := session.Options{
 		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
-		Approval: o.Approval, Sandbox: o.Sandbox, CacheDir: o.CacheDir, Warn: warn,
+		Approval: o.Approval, Sandbox: o.Sandbox, Agent: o.Agent, CacheDir: o.CacheDir, Warn: warn,
 		Open:      providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
 		KeepGoing: true, // one task file that does not load stops no other (see loadProblems)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/runner/task"
@@ -217,4 +218,16 @@ func githubAnchor(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+func TestDocsAgentKindsAreTheRegistry(t *testing.T) {
+	var want [][]string
+	for _, k := range kinds.Kinds {
+		protocol := string(k.Protocol)
+		if k.Builtin {
+			protocol = "-"
+		}
+		want = append(want, []string{k.Name, protocol, k.Help})
+	}
+	assert.DeepEqual(t, docsTable(t, "| agent |"), want)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,8 +41,9 @@ type Server struct {
 	mu       sync.Mutex
 	requests []Request
 	convs    map[string]*conversation
-	cycles   map[int]int // conversations started per route, for Route.Cycle
-	loaded   map[string]bool
+	cycles   map[int]int    // conversations started per route, for Route.Cycle
+	loaded   map[string]int // model -> the context it was loaded with
+	loads    int
 	global   int
 	served   int
 	onReq    func(Request)
@@ -57,7 +59,7 @@ type conversation struct {
 
 // New returns a server for s that is not listening yet: use Handler, or Start.
 func New(s Script) *Server {
-	return &Server{script: s, convs: map[string]*conversation{}, cycles: map[int]int{}, loaded: map[string]bool{}, started: time.Now()}
+	return &Server{script: s, convs: map[string]*conversation{}, cycles: map[int]int{}, loaded: map[string]int{}, started: time.Now()}
 }
 
 // Start returns a server for s listening on 127.0.0.1. Close it when done.
@@ -136,6 +138,7 @@ func (s *Server) next(req *Request) (Reply, int) {
 	key, assistants := "default", 0
 	first := ""
 	var opening strings.Builder
+	var users []string // the user messages before the first answer: what routes match
 	for _, m := range req.Messages {
 		switch {
 		case m.Role == model.RoleAssistant:
@@ -143,11 +146,14 @@ func (s *Server) next(req *Request) (Reply, int) {
 		case m.Role == model.RoleUser && first == "":
 			first = m.Content
 			opening.WriteString(m.Content)
+			users = append(users, m.Content)
+		case m.Role == model.RoleUser && assistants == 0:
+			users = append(users, m.Content)
 		case m.Role == model.RoleSystem && first == "":
 			opening.WriteString(m.Content)
 		}
 	}
-	route, ambiguous := s.route(req.Model, first)
+	route, ambiguous := s.route(req.Model, req.Tools, users)
 	if ambiguous != "" {
 		req.Reply = -1
 		s.requests = append(s.requests, *req)
@@ -185,24 +191,27 @@ func (s *Server) next(req *Request) (Reply, int) {
 	return reply, idx
 }
 
-// route finds the route of a conversation by its first user message: a route whose Match
-// is that whole message (spaces trimmed) wins; otherwise the one route whose Match occurs in
-// it. Two tasks run in parallel whose prompts share a word must never get each other's
-// replies, so a message that several routes match, none exactly, is an error naming them
-// rather than a guess. A route with an empty Match catches what no other route takes.
-func (s *Server) route(modelName, first string) (int, string) {
+// route finds the route of a conversation by its opening user messages (those before the
+// first answer: one for runner's loop; Codex sends its environment first and the task
+// after): a route whose Match is one of them (spaces trimmed) wins; otherwise the one
+// route whose Match occurs in one. Two tasks run in parallel whose prompts share a word
+// must never get each other's replies, so a conversation that several routes match, none
+// exactly, is an error naming them rather than a guess. A route with an empty Match
+// catches what no other route takes.
+func (s *Server) route(modelName string, offered, users []string) (int, string) {
 	var exact, contained []int
 	catchAll := -1
 	for i, r := range s.script.Routes {
 		switch {
 		case r.Model != "" && r.Model != modelName:
+		case r.Offers != "" && !slices.Contains(offered, r.Offers):
 		case r.Match == "":
 			if catchAll < 0 {
 				catchAll = i
 			}
-		case r.Match == strings.TrimSpace(first):
+		case slices.ContainsFunc(users, func(u string) bool { return r.Match == strings.TrimSpace(u) }):
 			exact = append(exact, i)
-		case strings.Contains(first, r.Match):
+		case slices.ContainsFunc(users, func(u string) bool { return strings.Contains(u, r.Match) }):
 			contained = append(contained, i)
 		}
 	}
