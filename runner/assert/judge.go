@@ -133,8 +133,9 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 			fail("%v", err)
 			return
 		}
-		v.Usage.PromptTokens += resp.Usage.PromptTokens
-		v.Usage.CompletionTokens += resp.Usage.CompletionTokens
+		resp.Usage = resp.Usage.Clamped() // a negative count must not lower the judge's cost
+		v.Usage.PromptTokens = result.AddCount(v.Usage.PromptTokens, resp.Usage.PromptTokens)
+		v.Usage.CompletionTokens = result.AddCount(v.Usage.CompletionTokens, resp.Usage.CompletionTokens)
 		if resp.Content != "" {
 			texts = append(texts, resp.Content)
 		}

@@ -269,7 +269,7 @@ func runModel(ctx context.Context, name, agent, outDir string, opts Options, b *
 				hit[s.Index] = true
 				mu.Unlock()
 			}
-			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
+			b.add(result.AddCount(s.Usage.PromptTokens, s.Usage.CompletionTokens))
 			b.usd.Add(s)
 			if opts.OnDone != nil {
 				opts.OnDone(s)
@@ -338,7 +338,7 @@ type budget struct {
 
 func (b *budget) add(n int) {
 	b.mu.Lock()
-	b.used += n
+	b.used = result.AddCount(b.used, n)
 	b.mu.Unlock()
 }
 

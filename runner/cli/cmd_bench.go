@@ -158,6 +158,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	if err != nil {
 		return inVerb("bench", err)
 	}
+	loadProblems(s, opts.Stderr)
 	if opts.BudgetUSD > 0 {
 		for _, m := range opts.Models {
 			if _, ok := s.Prices.Lookup(m); !ok {
@@ -202,6 +203,9 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
 	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
+	if s.LoadProblems != nil {
+		return s.LoadProblems
+	}
 	return benchExit(rep, cmp, opts)
 }
 

@@ -131,7 +131,8 @@ func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer)
 	so := session.Options{
 		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
 		Approval: o.Approval, Sandbox: o.Sandbox, Agent: o.Agent, CacheDir: o.CacheDir, Warn: warn,
-		Open: providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
+		Open:      providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
+		KeepGoing: true, // one task file that does not load stops no other (see loadProblems)
 	}
 	o.CaseOptions.apply(&so)
 	return so
@@ -204,6 +205,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return inVerb("run", err)
 	}
+	loadProblems(s, opts.Stderr)
 	reporter := opts.reporters(tty, opts.JSON, opts.JUnit, opts.OutDir)
 	sel, prior, err := opts.selection(s.Tasks)
 	if err != nil {
@@ -228,6 +230,9 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
 	}
+	if s.LoadProblems != nil {
+		return s.LoadProblems // exit 2, every problem listed again under the results
+	}
 	_, failed, errored := run.Counts()
 	switch {
 	case failed > 0:
@@ -236,6 +241,17 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		return &ExitError{Code: ExitErrored}
 	}
 	return nil
+}
+
+// loadProblems lists, before anything runs, the task files that did not load (each
+// problem a file:line:col: line): the others run, and the command then exits 2 with the
+// same list, so a file that cannot be read stops no other and is never silently skipped.
+func loadProblems(s *session.Session, stderr io.Writer) {
+	if s.LoadProblems == nil {
+		return
+	}
+	_, _ = fmt.Fprintln(stderr, "runner: these task files did not load; the others run, then runner exits 2:") // console output: a failed write has nowhere to be reported
+	_ = problemLines(stderr, s.LoadProblems.Err)
 }
 
 func fdOf(w io.Writer) uintptr {

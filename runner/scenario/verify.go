@@ -174,7 +174,7 @@ func (r *runState) writeDiffs(d *result.Diffs) {
 	if err != nil {
 		return
 	}
-	_ = scrub.WriteFile(filepath.Join(r.out, result.DiffsFile), append(b, '\n'), 0o644)
+	_ = scrub.WriteJSON(filepath.Join(r.out, result.DiffsFile), append(b, '\n'), 0o644)
 }
 
 // verifyNow compares the workspace with the snapshot (before the verify files go in, so

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // Expand turns command-line arguments into task files:
@@ -120,7 +122,8 @@ func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
 // LoadAll expands paths (see Expand) and loads every task file. It reports every problem
 // of every file at once, one per line, and refuses two tasks with the same name, naming
-// both files. Tasks come back in Expand's order.
+// both files. Tasks come back in Expand's order: with an error, those of the files that
+// loaded.
 func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	files, expandErr := Expand(paths)
 	errs := Problems(expandErr)
@@ -128,9 +131,9 @@ func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	byName := map[string]Position{}
 	suites := newSuites(opts)
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := bounded.ReadFile(f, bounded.TaskFile)
 		if err != nil {
-			errs = append(errs, &Error{Pos: Position{File: f}, Msg: readProblem(err), Err: err})
+			errs = append(errs, readError(f, err))
 			continue
 		}
 		suite, fresh := suites.forTask(f)
@@ -159,10 +162,9 @@ func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	if len(errs) == 0 {
 		errs = append(errs, undeclaredVars(tasks, opts.Vars)...)
 	}
-	if err := combine(dedupe(errs)); err != nil {
-		return nil, err
-	}
-	return tasks, nil
+	// The tasks of the files that loaded come back with the others' problems, for a
+	// caller that runs what it can (run, bench); every other caller stops at the error.
+	return tasks, combine(dedupe(errs))
 }
 
 // dedupe drops repeated problems: an inherited value's problem is found with every task

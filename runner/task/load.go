@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/tools"
@@ -50,9 +51,9 @@ type LoadOptions struct {
 // *multierror.Error of *Error; see Problems). Defaults are filled in; problems that do
 // not stop the task end up in Task.Warnings.
 func Load(path string, opts LoadOptions) (*Task, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.TaskFile)
 	if err != nil {
-		return nil, combine([]error{&Error{Pos: Position{File: path}, Msg: readProblem(err), Err: err}})
+		return nil, combine([]error{readError(path, err)})
 	}
 	return Parse(path, data, opts)
 }
@@ -88,6 +89,16 @@ func ParseAll(path string, data []byte, opts LoadOptions) ([]*Task, error) {
 	return ts, nil
 }
 
+// readError is a task file that could not be read, or was refused unread (its size, or
+// not a regular file).
+func readError(path string, err error) error {
+	var be *bounded.Error
+	if errors.As(err, &be) {
+		return syntaxProblem(path, err)
+	}
+	return &Error{Pos: Position{File: path}, Msg: readProblem(err), Err: err}
+}
+
 func readProblem(err error) string {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -101,6 +112,10 @@ func readProblem(err error) string {
 // syntaxProblem turns a goccy parse error (which carries a token and a source excerpt)
 // into a one-line Error.
 func syntaxProblem(path string, err error) error {
+	var be *bounded.Error
+	if errors.As(err, &be) {
+		return &Error{Pos: Position{File: be.File, Line: be.Line, Column: be.Column}, Field: be.Field, Msg: be.Msg, Err: err}
+	}
 	var ye yaml.Error
 	if errors.As(err, &ye) {
 		p := Position{File: path, Line: 1, Column: 1}

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // parsed is one case of a file and the position of its name (for duplicate-name errors).
@@ -149,7 +150,9 @@ func problemsOf(es []*Error) []error {
 // parseRoot parses a task file's one YAML document.
 func parseRoot(path string, data []byte) (ast.Node, []error) {
 	start := Position{File: path, Line: 1, Column: 1}
-	file, err := parser.ParseBytes(data, 0)
+	// Bounded: a file nested or crowded past what a task needs is refused with its
+	// position before the parser, whose cost grows with the square of the depth, sees it.
+	file, err := bounded.ParseYAML(path, data, bounded.TaskFile)
 	if err != nil {
 		return nil, []error{syntaxProblem(path, err)}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // SuiteFile is the suite file's name: defaults for every task file in its directory and
@@ -142,9 +144,14 @@ func (ss *suites) forTask(taskPath string) (*suiteFile, bool) {
 // suite file's positions.
 func readSuite(path string, opts LoadOptions) *suiteFile {
 	s := &suiteFile{path: path}
-	data, err := os.ReadFile(path)
+	// Bounded as a task file is: a suite file arrives in a pull request as task files do,
+	// and one nested past reason must not stop every task under it.
+	data, err := bounded.ReadFile(path, bounded.TaskFile)
+	if err == nil {
+		err = bounded.YAML(path, data, bounded.TaskFile)
+	}
 	if err != nil {
-		s.errs = []error{&Error{Pos: Position{File: path}, Msg: readProblem(err), Err: err}}
+		s.errs = []error{readError(path, err)}
 		return s
 	}
 	s.data = data

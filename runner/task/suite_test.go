@@ -241,3 +241,18 @@ func TestSuiteFileRefusesAliases(t *testing.T) {
 	_, err := LoadAll([]string{root}, testOptions())
 	assert.Check(t, is.ErrorContains(err, "a suite file takes no anchors"))
 }
+
+// TestHostileSuiteFileIsBounded: a suite file nested 60,000 deep (the attack on task
+// files in issue 24 D) is refused by the same bounds as a task file, with its position,
+// before the YAML parser could spend gigabytes on it; the tasks under it are not run.
+func TestHostileSuiteFileIsBounded(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		".git/":       "",
+		"runner.yaml": "max_steps: " + strings.Repeat("[", 60000) + "\n",
+		"a.yaml":      "prompt: a\n",
+	})
+	_, err := LoadAll([]string{root}, testOptions())
+	assert.Assert(t, err != nil)
+	assert.Check(t, is.Contains(err.Error(), filepath.Join(root, SuiteFile)+":1:"), err.Error())
+	assert.Check(t, is.Contains(err.Error(), "nest"), err.Error())
+}
