@@ -147,7 +147,7 @@ func runCommand(stdio IO) *cli.Command {
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: examplesHelp + "\n\n" + envHelp,
 		Flags: append(append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Known, ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
+			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Names(), ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
 			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
 			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
 			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},
