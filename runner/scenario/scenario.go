@@ -115,7 +115,10 @@ type runState struct {
 func (r *runState) run(ctx context.Context, repeat int) {
 	p := &prepared{}
 	defer p.close()
-	if err := r.prepare(ctx, repeat, p); err != nil {
+	start := r.now()
+	err := r.prepare(ctx, repeat, p)
+	r.res.SetupTime = result.Millis(r.now().Sub(start))
+	if err != nil {
 		r.errorf("%v", err)
 		return
 	}
@@ -130,9 +133,11 @@ func (r *runState) run(ctx context.Context, repeat int) {
 		return
 	}
 	a.record(r)
+	start = r.now()
 	v := r.verify(p, a)
 	r.writeDiffs(v.diffs)
 	r.conclude(p, a, v).apply(&r.res)
+	r.res.VerifyTime = result.Millis(r.now().Sub(start))
 }
 
 // setChanges records the comparison in the result (nil: none was made).

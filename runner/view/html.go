@@ -56,7 +56,6 @@ var funcs = template.FuncMap{
 	"bytes":  Bytes,
 	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
 	"usd":    result.FormatUSD,
-	"add":    func(a, b int) int { return a + b },
 	"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
 	"score":  func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
 	"css":    func() template.CSS { return template.CSS(styleCSS) },
