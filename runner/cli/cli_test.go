@@ -334,3 +334,28 @@ func TestRunPrintsLoadProblemsAsValidateDoes(t *testing.T) {
 		assert.Assert(t, strings.HasPrefix(stderr, bad+":"), "%v: %s", args, stderr)
 	}
 }
+
+// TestReportOnStandardOutput: --json - and --junit - write the report to standard output
+// (it once wrote a file named "-"), and the console goes to standard error.
+func TestReportOnStandardOutput(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	t.Chdir(dir)
+	code, stdout, stderr := invoke(t, runArgs(filepath.Join(dir, "out"), "--json", "-", pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	var rep struct {
+		Totals struct{ Passed int } `json:"totals"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &rep), "standard output is the JSON report alone: %s", stdout)
+	assert.Equal(t, rep.Totals.Passed, 1)
+	assert.Check(t, is.Contains(stderr, "1 scenario: 1 passed"))
+	_, err := os.Stat(filepath.Join(dir, "-"))
+	assert.Assert(t, os.IsNotExist(err), "no file named -")
+
+	code, stdout, stderr = invoke(t, runArgs(filepath.Join(dir, "out2"), "--junit", "-", pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Assert(t, strings.HasPrefix(stdout, "<?xml"), stdout)
+	code, _, stderr = invoke(t, runArgs(filepath.Join(dir, "out3"), "--junit", "-", "--json", "-", pass)...)
+	assert.Equal(t, code, ExitUsage)
+	assert.Check(t, is.Contains(stderr, "only one report can go to standard output"))
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
@@ -122,8 +123,8 @@ func runCommand(stdio IO) *cli.Command {
 		Flags: append(append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Known, ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
 			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
-			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
-			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},
+			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE` (- for standard output; the console then goes to standard error)"},
+			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE` (- for standard output; the console then goes to standard error)"},
 			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: runtime.NumCPU(), Usage: "`N` scenarios at once", DefaultText: "the number of CPUs"},
 			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 1, Usage: "run each scenario `N` times (for pass@k)"},
 			&cli.BoolFlag{Name: "keep-workspaces", Destination: &o.KeepWorkspaces, Usage: "keep each final workspace and print its path"},
@@ -172,7 +173,11 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	so.Model, so.Open = opts.Model, opts.ReachOptions.open(so.Open)
 	so.KeepWorkspaces, so.Engine, so.RunID = opts.KeepWorkspaces, opts.Engine, opts.RunID
 	if in, ok := opts.Stdin.(*os.File); ok {
-		so.Terminal = &session.Terminal{In: in, Out: opts.Stdout, TTY: tty}
+		out := opts.Stdout
+		if opts.JSON == report.Stdout || opts.JUnit == report.Stdout {
+			out = opts.Stderr // standard output is the report's
+		}
+		so.Terminal = &session.Terminal{In: in, Out: out, TTY: tty}
 	}
 	s, err := session.New(ctx, so)
 	if err != nil {
