@@ -3,11 +3,13 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
 	"gotest.tools/v3/assert"
 
 	"github.com/agentrunner/runner/runner/model/providers"
@@ -217,4 +219,31 @@ func githubAnchor(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestGitignoreCoversTheDefaultOutputs: what the README's first commands write (run's and
+// bench's default --out, and where an earlier run is moved aside) is never committed by
+// accident: `git check-ignore` says the repository's .gitignore covers each.
+func TestGitignoreCoversTheDefaultOutputs(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	app := newApp(IO{})
+	var outs []string
+	for _, verb := range []string{"run", "bench"} {
+		for _, f := range app.Command(verb).Flags {
+			if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "out" {
+				outs = append(outs, sf.Value)
+			}
+		}
+	}
+	assert.DeepEqual(t, outs, []string{"runner-out", "bench-out"})
+	for _, out := range outs {
+		for _, p := range []string{out + "/", out + "/index.html"} {
+			cmd := exec.Command(git, "check-ignore", "--no-index", "-q", p)
+			cmd.Dir = "../.."
+			assert.NilError(t, cmd.Run(), ".gitignore does not cover %s", p)
+		}
+	}
 }
