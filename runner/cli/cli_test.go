@@ -176,7 +176,11 @@ func TestValidate(t *testing.T) {
 	good := writeTask(t, dir, "good.yaml", passingTask)
 	code, stdout, stderr = invoke(t, "validate", good)
 	assert.Equal(t, code, ExitOK, stderr)
-	assert.Equal(t, stdout, "1 task files valid\n")
+	assert.Equal(t, stdout, "1 task file valid\n")
+	matrix := writeTask(t, dir, "matrix.yaml", matrixTask)
+	code, stdout, stderr = invoke(t, "validate", good, matrix)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Equal(t, stdout, "2 task files (3 cases) valid\n", "files and cases counted apart")
 
 	code, _, stderr = invoke(t, "validate")
 	assert.Equal(t, code, ExitUsage)
@@ -196,7 +200,29 @@ func TestValidateOracle(t *testing.T) {
 	assert.Equal(t, code, ExitUsage)
 	assert.Assert(t, is.Contains(stderr, "1 of 2 tasks do not pass"))
 	assert.Assert(t, is.Contains(stderr, "\n"+wrong+":6:5: reference solution failed: file_contains:"), stderr)
+
+	// A matrix's cases share the file's lines: the failing case is named.
+	matrix := writeTask(t, dir, "matrix.yaml", matrixTask)
+	code, _, stderr = invoke(t, "validate", "--oracle", matrix)
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, matrix+":9:5: greet[word=bye]: reference solution failed: file_contains:"), stderr)
+	assert.Assert(t, !strings.Contains(stderr, "word=hello"), "the passing case is not a problem: %s", stderr)
 }
+
+// matrixTask expands into two cases; the reference of word=bye writes the wrong word.
+const matrixTask = `name: greet
+matrix:
+  word: [hello, bye]
+prompt: Write {{.word}} to out.txt.
+tools: [write_file]
+sandbox: none
+assert:
+  - completed: true
+  - file_contains: {path: out.txt, text: "{{.word}}"}
+reference:
+  - write_file: {path: out.txt, content: "hello\n"}
+  - task_complete: {summary: done}
+`
 
 func runArgs(out string, rest ...string) []string {
 	return append([]string{"run", "--sandbox", "none", "--cache-dir", "", "--out", out}, rest...)

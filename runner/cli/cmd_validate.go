@@ -60,7 +60,7 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		if err != nil {
 			return problemLines(opts.Stderr, err)
 		}
-		_, _ = fmt.Fprintf(opts.Stdout, "%d task files valid\n", len(tasks)) // console output: a failed write has nowhere to be reported
+		_, _ = fmt.Fprintf(opts.Stdout, "%s valid\n", taskCount(tasks)) // console output: a failed write has nowhere to be reported
 		return nil
 	}
 	out, err := os.MkdirTemp("", "runner-validate-")
@@ -89,8 +89,8 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		n := len(problems)
 		for _, a := range s.Assertions {
 			if !a.Passed {
-				problems = append(problems, fmt.Sprintf("%s:%d:%d: reference solution %s: %s: %s", s.File, max(a.Line, 1), max(a.Column, 1),
-					s.Status, a.Kind, strings.ReplaceAll(a.Message, "\n", " ")))
+				problems = append(problems, fmt.Sprintf("%s:%d:%d: %sreference solution %s: %s: %s", s.File, max(a.Line, 1), max(a.Column, 1),
+					caseOf(s), s.Status, a.Kind, strings.ReplaceAll(a.Message, "\n", " ")))
 			}
 		}
 		if len(problems) == n { // a limit or an error, not an assertion
@@ -102,6 +102,6 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		_, _ = fmt.Fprintln(opts.Stderr, strings.Join(problems, "\n")) // console output: a failed write has nowhere to be reported
 		return usageError("validate --oracle: %d of %d tasks do not pass with their reference solution", failed, len(tasks))
 	}
-	_, _ = fmt.Fprintf(opts.Stdout, "%d task files valid; every reference solution passes\n", len(tasks))
+	_, _ = fmt.Fprintf(opts.Stdout, "%s valid; every reference solution passes\n", taskCount(tasks))
 	return nil
 }
