@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"gotest.tools/v3/assert"
 
+	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/runner/task"
@@ -246,4 +247,20 @@ func TestGitignoreCoversTheDefaultOutputs(t *testing.T) {
 			assert.NilError(t, cmd.Run(), ".gitignore does not cover %s", p)
 		}
 	}
+}
+
+// TestDocsBenchVersionIsTheFormat: every "version": N the docs give bench.json is the
+// version runner writes (they said 1 where it was 2).
+func TestDocsBenchVersionIsTheFormat(t *testing.T) {
+	re := regexp.MustCompile(`"version": (\d+)`)
+	found := 0
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(page)
+		assert.NilError(t, err)
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			found++
+			assert.Equal(t, m[1], fmt.Sprint(bench.FormatVersion), "%s: bench.json's version", page)
+		}
+	}
+	assert.Assert(t, found > 0, "the docs name bench.json's version")
 }
