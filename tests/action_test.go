@@ -149,3 +149,57 @@ func TestDocsWorkflowIsTheExample(t *testing.T) {
 	assert.Assert(t, bytes.Contains(page, append(append([]byte("```yaml\n"), example...), "```"...)),
 		"docs/ci.md must include examples/github-workflow.yml verbatim in a ```yaml block")
 }
+
+// TestActionArgsKeepQuotedWords runs the action's Run step with a stand-in runner that
+// records its arguments: the args input is split as a shell splits words, so a quoted
+// regex with spaces stays one argument (it was split on every space), and nothing in it
+// is expanded.
+func TestActionArgsKeepQuotedWords(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "action.yml"))
+	assert.NilError(t, err)
+	var a actionFile
+	assert.NilError(t, yaml.Unmarshal(raw, &a))
+	var script string
+	for _, s := range a.Runs.Steps {
+		if s.ID == "run" {
+			script = s.Run
+		}
+	}
+	assert.Assert(t, script != "", "no step with id run")
+
+	dir := t.TempDir()
+	got := filepath.Join(dir, "argv")
+	fake := "#!/usr/bin/env bash\n[ \"$1\" = version ] && exit 0\nprintf '%s\\0' \"$@\" > " + got + "\n"
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "runner"), []byte(fake), 0o755))
+	step := filepath.Join(dir, "step.sh")
+	assert.NilError(t, os.WriteFile(step, []byte(script), 0o644))
+
+	run := func(args, paths string) (string, error) {
+		cmd := exec.Command("bash", step)
+		cmd.Env = append(os.Environ(),
+			"PATH="+dir+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"),
+			"TASK_PATHS="+paths, "MODEL=", "PARALLEL=", "OUT=runner-out", "JUNIT=", "JSON=r.json", "SHARD=", "ARGS="+args)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(`--filter 'fix (docs|go)' --repeat 3 --var "greeting=hello world" --timeout=5m $HOME`, "scenarios/ 'my tasks/*.yaml'")
+	assert.NilError(t, err, out)
+	argv, err := os.ReadFile(got)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, strings.Split(strings.TrimSuffix(string(argv), "\x00"), "\x00"), []string{
+		"run", "--out", "runner-out", "--json", "r.json",
+		"--filter", "fix (docs|go)", "--repeat", "3", "--var", "greeting=hello world", "--timeout=5m", "$HOME",
+		"scenarios/", "my tasks/*.yaml",
+	})
+
+	assert.NilError(t, os.Remove(got))
+	out, err = run("", "scenarios/")
+	assert.NilError(t, err, out)
+	argv, err = os.ReadFile(got)
+	assert.NilError(t, err)
+	assert.Equal(t, string(argv), "run\x00--out\x00runner-out\x00--json\x00r.json\x00scenarios/\x00", "no empty argument from empty args")
+
+	out, err = run(`--filter 'unclosed`, "scenarios/")
+	assert.Assert(t, err != nil, "an unmatched quote stops the step")
+	assert.Assert(t, strings.Contains(out, "::error::runner action: the args input has an unmatched quote"), out)
+}
