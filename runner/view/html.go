@@ -101,6 +101,19 @@ func Link(dir string) string {
 	return strings.Join(parts, "/") + "/" + Page
 }
 
+// filterValue escapes what would end or garble a filter word, and nothing else, so the
+// filter box stays readable.
+var filterValue = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n", "%0A", "\r", "%0D")
+
+// FilterLink is the link, relative to a directory's index, that opens it filtered to
+// one model's runs of one scenario, both matched exactly (see filter.js): bench.html's
+// grid cells link so.
+func FilterLink(model, scenario string) string {
+	q := "model=" + filterValue.Replace(model) + " name=" + filterValue.Replace(scenario)
+	// ':' escaped too: before any '/', html/template would read it as a scheme.
+	return Page + "#q=" + strings.ReplaceAll(url.PathEscape(q), ":", "%3A")
+}
+
 // WriteIndex renders the index of entries (in Load's order).
 func WriteIndex(w io.Writer, entries []Entry, title string, now time.Time) error {
 	d := IndexData{Title: title, Version: version.String(), Written: now}

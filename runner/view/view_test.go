@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -496,4 +497,61 @@ func TestDiffPageInChromium(t *testing.T) {
 		}
 	}
 	assert.Check(t, green > 200, "the added lines are not shaded on the screenshot (%d green pixels)", green)
+}
+
+// TestFilterLinkMatchesExactly opens the index in headless Chromium through FilterLink,
+// the link of bench.html's grid cells: only that model's runs of that scenario are shown
+// (the link once filtered by words, so "oracle" also showed oracle:fail=0.3,seed=1 and
+// "greet" also greet-matrix[...]).
+func TestFilterLinkMatchesExactly(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is missing in CI: .ci/run installs it")
+		}
+		t.Skip("chromium not installed (Debian package chromium)")
+	}
+	out := t.TempDir()
+	i := 0
+	for _, m := range []string{"oracle", "oracle:fail=0.3,seed=1"} {
+		for _, name := range []string{"greet", "greet-matrix[lang=sh,word=hello world]"} {
+			for rep := 1; rep <= 2; rep++ {
+				s := result.Scenario{Name: name, File: "t.yaml", Model: m, Repeat: rep, Repeats: 2, Index: i, Status: result.Passed}
+				writeScenario(t, out, fmt.Sprintf("%02d", i), s, nil)
+				i++
+			}
+		}
+	}
+	_, err := Write(out)
+	assert.NilError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	profile := t.TempDir()
+	for _, tc := range []struct{ model, scenario string }{
+		{"oracle", "greet"},
+		{"oracle:fail=0.3,seed=1", "greet-matrix[lang=sh,word=hello world]"},
+	} {
+		link := FilterLink(tc.model, tc.scenario)
+		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+			"--no-first-run", "--user-data-dir="+profile, "--dump-dom", "file://"+filepath.ToSlash(out)+"/"+link)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		assert.NilError(t, cmd.Run(), "chromium: %s", stderr.String())
+		dom := stdout.String()
+		assert.Assert(t, is.Contains(dom, `data-ready="1"`), "the filter script did not run:\n%.2000s", dom)
+		assert.Check(t, strings.Contains(dom, "2 of 8 shown"), "%s: %s", link, dom[strings.Index(dom, `id="shown"`):][:80])
+		for _, row := range regexp.MustCompile(`<tr [^>]*>`).FindAllString(dom, -1) {
+			if strings.Contains(row, "hidden") {
+				continue
+			}
+			assert.Check(t, is.Contains(row, `data-model="`+html.EscapeString(tc.model)+`"`), row)
+			assert.Check(t, is.Contains(row, `data-scenario="`+html.EscapeString(tc.scenario)+`"`), row)
+		}
+	}
 }
