@@ -385,3 +385,16 @@ func TestReportOnStandardOutput(t *testing.T) {
 	assert.Equal(t, code, ExitUsage)
 	assert.Check(t, is.Contains(stderr, "only one report can go to standard output"))
 }
+
+// TestInterruptedRunExitsItsOwnCode: a run stopped before it was done exits 130, not 3
+// like a model that could not be reached, and says how much did not finish.
+func TestInterruptedRunExitsItsOwnCode(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := Run(ctx, append([]string{"runner"}, runArgs(filepath.Join(dir, "out"), pass)...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	assert.Equal(t, code, ExitInterrupted, "%s%s", out.String(), errOut.String())
+	assert.Check(t, is.Contains(errOut.String(), "runner: run: interrupted: 1 of 1 scenarios did not finish"))
+}

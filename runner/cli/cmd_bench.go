@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/bench"
@@ -34,6 +35,10 @@ type BenchOptions struct {
 	// Gate is what a significant drop must be in to fail: "models" (their totals, the
 	// default) or "scenarios" (any scenario too).
 	Gate string
+	// TTY forces the live console (nil: detect from Stdout); Getenv reads NO_COLOR and
+	// TERM (nil: os.Getenv).
+	TTY    *bool
+	Getenv func(string) string
 	IO
 }
 
@@ -70,7 +75,7 @@ func benchCommand(stdio IO) *cli.Command {
 	var models cli.StringSlice
 	return &cli.Command{
 		Name:        "bench",
-		Usage:       "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured)",
+		Usage:       "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured, 130 interrupted)",
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: benchExamplesHelp + "\n\n" + envHelp,
 		Flags: append([]cli.Flag{
@@ -160,6 +165,10 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		}
 	}
 	var console *report.Console
+	tty := isatty.IsTerminal(fdOf(opts.Stdout))
+	if opts.TTY != nil {
+		tty = *opts.TTY
+	}
 	rep := bench.Run(ctx, bench.Options{
 		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
@@ -170,12 +179,18 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 			}
 		},
 		OnModel: func(m bench.ModelResult) {
-			if m.Status != bench.ModelRan {
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Name, m.Status, m.Reason)
+			switch m.Status {
+			case bench.ModelNotRun: // its reason says "not run: ..."
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s\n", m.Name, m.Reason)
+				return
+			case bench.ModelSkipped:
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: skipped (%s)\n", m.Name, m.Reason)
 				return
 			}
 			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
-			console = report.NewConsole(opts.Stdout, report.ConsoleOptions{OutDir: m.OutDir})
+			// The console of run, so that a row looks the same in both (an interrupted one
+			// was "!" in run on a terminal and "ERR" here).
+			console = report.NewConsole(opts.Stdout, consoleOptions(tty, opts.Getenv, m.OutDir))
 			console.Start(len(s.Tasks) * opts.Repeat)
 		},
 		OnStart: func(s result.Scenario) { console.Started(s) },
@@ -195,17 +210,27 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
 	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
-	return benchExit(rep, cmp, opts)
+	return benchExit(ctx, rep, cmp, opts)
 }
 
-// benchExit prints the leaderboard's verdict and maps it to the exit code: 1 for a
-// significant drop from the baseline, else 3 when infrastructure left cells unmeasured.
-func benchExit(rep *bench.Report, cmp *bench.Comparison, opts BenchOptions) error {
+// benchExit prints the leaderboard's verdict and maps it to the exit code: 128 + the
+// signal when interrupted (every cell not measured counted, the models never reached
+// too), else 1 for a significant drop from the baseline, else 3 when infrastructure left
+// cells unmeasured.
+func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, opts BenchOptions) error {
 	if cmp != nil {
 		_ = cmp.WriteText(opts.Stdout)
-		if len(cmp.Regressions()) > 0 {
-			return &ExitError{Code: ExitFailed}
+	}
+	if in := interrupted(ctx); in != nil {
+		planned, unmeasured := 0, 0
+		for _, m := range rep.Models {
+			planned += m.Summary.Planned
+			unmeasured += m.Summary.Errored + m.Summary.NotRun
 		}
+		return inVerb("bench", fmt.Errorf("%w: %d of %d cells unmeasured; the reports hold every cell", in, unmeasured, planned))
+	}
+	if cmp != nil && len(cmp.Regressions()) > 0 {
+		return &ExitError{Code: ExitFailed}
 	}
 	unmeasured := 0
 	for _, m := range rep.Models {

@@ -207,6 +207,9 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
 	}
+	if in := interrupted(ctx); in != nil {
+		return inVerb("run", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "scenario")))
+	}
 	_, failed, errored := run.Counts()
 	switch {
 	case failed > 0:
@@ -222,4 +225,15 @@ func fdOf(w io.Writer) uintptr {
 		return f.Fd()
 	}
 	return ^uintptr(0)
+}
+
+// unfinished says how many of an interrupted run's scenarios did not finish.
+func unfinished(scenarios []result.Scenario, noun string) string {
+	n := 0
+	for _, s := range scenarios {
+		if s.Stop == result.StopInterrupt || s.Stop == result.StopNotRun {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d %ss did not finish; the reports hold every result", n, len(scenarios), noun)
 }

@@ -80,6 +80,9 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 	}
 	tasks := s.Tasks
 	run := suite.Run(ctx, tasks, suite.Options{Parallel: max(opts.Parallel, 1), Repeat: 1, Scenario: s.Scenario(ctx, "")})
+	if in := interrupted(ctx); in != nil {
+		return inVerb("validate --oracle", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "task")))
+	}
 	var problems []string
 	failed := 0
 	for _, s := range run.Scenarios {

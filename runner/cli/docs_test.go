@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -263,4 +265,33 @@ func TestDocsBenchVersionIsTheFormat(t *testing.T) {
 		}
 	}
 	assert.Assert(t, found > 0, "the docs name bench.json's version")
+}
+
+// TestExitCodeTablesAreTheCodes: the exit-code tables of run and bench, and `runner
+// --help`, list exactly the codes classify can return.
+func TestExitCodeTablesAreTheCodes(t *testing.T) {
+	want := []string{fmt.Sprint(ExitOK), fmt.Sprint(ExitFailed), fmt.Sprint(ExitUsage), fmt.Sprint(ExitErrored), fmt.Sprint(ExitInterrupted)}
+	for _, header := range []string{"| code | `run` |", "| exit | `bench` and `bench compare` |"} {
+		var codes []string
+		for _, row := range docsTable(t, header) {
+			codes = append(codes, row[0])
+		}
+		assert.DeepEqual(t, codes, want)
+	}
+	var help strings.Builder
+	code := Run(context.Background(), []string{"runner", "--help"}, IO{Stdout: &help, Stderr: &help})
+	assert.Equal(t, code, ExitOK)
+	section := help.String()[strings.Index(help.String(), "Exit codes:"):]
+	var codes []string
+	for _, l := range strings.Split(section, "\n")[1:] {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			break
+		}
+		codes = append(codes, f[0])
+	}
+	assert.DeepEqual(t, codes, want)
+	assert.Equal(t, (&Interrupted{Signal: syscall.SIGINT}).Code(), ExitInterrupted)
+	assert.Equal(t, (&Interrupted{Signal: syscall.SIGTERM}).Code(), 143)
+	assert.Equal(t, (&Interrupted{}).Code(), ExitInterrupted)
 }

@@ -65,10 +65,21 @@ func (o *RunOptions) checkCI() error {
 // consoleOptions honours NO_COLOR (no colour) and TERM=dumb (no escape codes at all,
 // so no live progress line either).
 func (o *RunOptions) consoleOptions(tty bool, files []string) report.ConsoleOptions {
-	if o.getenv("TERM") == "dumb" {
+	opts := consoleOptions(tty, o.getenv, o.OutDir)
+	opts.Reports = files
+	return opts
+}
+
+// consoleOptions are the console's options for run and bench alike: on a terminal (not
+// TERM=dumb) a live progress line and symbols, in colour unless NO_COLOR.
+func consoleOptions(tty bool, getenv func(string) string, outDir string) report.ConsoleOptions {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if getenv("TERM") == "dumb" {
 		tty = false
 	}
-	return report.ConsoleOptions{TTY: tty, Color: tty && o.getenv("NO_COLOR") == "", OutDir: o.OutDir, Reports: files}
+	return report.ConsoleOptions{TTY: tty, Color: tty && getenv("NO_COLOR") == "", OutDir: outDir}
 }
 
 // reporters are the outputs of run and merge: the console (naming the report files),
