@@ -35,6 +35,8 @@ type BenchOptions struct {
 	// Gate is what a significant drop must be in to fail: "models" (their totals, the
 	// default) or "scenarios" (any scenario too).
 	Gate string
+	// AllowMissing lets rows of the baseline go unmeasured without failing.
+	AllowMissing bool
 	// TTY forces the live console (nil: detect from Stdout); Getenv reads NO_COLOR and
 	// TERM (nil: os.Getenv).
 	TTY    *bool
@@ -45,6 +47,11 @@ type BenchOptions struct {
 // gateFlag is --gate, shared by bench and bench compare.
 func gateFlag(dest *string) cli.Flag {
 	return &cli.StringFlag{Name: "gate", Destination: dest, Value: "models", Usage: "`WHAT` a significant drop must be in to exit 1: models (their totals) or scenarios (any scenario too; exploratory otherwise)"}
+}
+
+// allowMissingFlag is --allow-missing, shared by bench and bench compare.
+func allowMissingFlag(dest *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "allow-missing", Destination: dest, Usage: "let models and scenarios of the baseline go unmeasured (renamed, dropped) without failing; by default each fails the comparison, named"}
 }
 
 // gateScenarios checks --gate's value.
@@ -87,6 +94,7 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.DurationFlag{Name: "budget-time", Destination: &o.BudgetTime, Usage: "stop starting cells after `DURATION`; the rest are not run"},
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
 			gateFlag(&o.Gate),
+			allowMissingFlag(&o.AllowMissing),
 		}, o.ScenarioOptions.flags()...),
 		// `runner help bench` and --help say it; a "help, h" subcommand is noise.
 		HideHelpCommand: true,
@@ -96,6 +104,7 @@ func benchCommand(stdio IO) *cli.Command {
 			ArgsUsage: "BASELINE.json NEW.json",
 			Flags: []cli.Flag{
 				gateFlag(&compare.Gate),
+				allowMissingFlag(&compare.AllowMissing),
 				&cli.StringFlag{Name: "markdown", Destination: &compare.Markdown, Usage: "also write the comparison as Markdown to `FILE` (a PR comment: verdict, improvements, every row)"},
 			},
 			Action: func(c *cli.Context) error {
@@ -203,6 +212,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	if baseline != nil {
 		c := bench.Compare(baseline, rep, bench.Alpha)
 		c.GateScenarios, _ = gateScenarios("bench", opts.Gate) // checked before the run
+		c.AllowMissing = opts.AllowMissing
 		cmp = &c
 	}
 	if err := bench.WriteFiles(opts.OutDir, rep, cmp); err != nil {
@@ -229,7 +239,7 @@ func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, op
 		}
 		return inVerb("bench", fmt.Errorf("%w: %d of %d cells unmeasured; the reports hold every cell", in, unmeasured, planned))
 	}
-	if cmp != nil && len(cmp.Regressions()) > 0 {
+	if cmp != nil && cmp.Fails() {
 		return &ExitError{Code: ExitFailed}
 	}
 	unmeasured := 0
@@ -270,8 +280,9 @@ func describeProbe(m bench.ModelResult) string {
 
 // CompareOptions are bench compare's flags.
 type CompareOptions struct {
-	// Gate is as BenchOptions.Gate.
-	Gate string
+	// Gate and AllowMissing are as in BenchOptions.
+	Gate         string
+	AllowMissing bool
 	// Markdown, when set, is where the comparison is also written as Markdown.
 	Markdown string
 }
@@ -292,7 +303,7 @@ func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error
 		return usageError("bench compare: %v", err)
 	}
 	cmp := bench.Compare(base, cur, bench.Alpha)
-	cmp.GateScenarios = gate
+	cmp.GateScenarios, cmp.AllowMissing = gate, opts.AllowMissing
 	if err := cmp.WriteText(stdio.Stdout); err != nil {
 		return &ExitError{Code: ExitErrored, Err: err}
 	}
@@ -305,7 +316,7 @@ func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error
 			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench compare: --markdown: %w", err)}
 		}
 	}
-	if len(cmp.Regressions()) > 0 {
+	if cmp.Fails() {
 		return &ExitError{Code: ExitFailed}
 	}
 	return nil
