@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/result"
 )
 
@@ -397,4 +399,63 @@ func TestInterruptedRunExitsItsOwnCode(t *testing.T) {
 	code := Run(ctx, append([]string{"runner"}, runArgs(filepath.Join(dir, "out"), pass)...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	assert.Equal(t, code, ExitInterrupted, "%s%s", out.String(), errOut.String())
 	assert.Check(t, is.Contains(errOut.String(), "runner: run: interrupted: 1 of 1 scenarios did not finish"))
+}
+
+// TestRunRepeatShowsPassAtK: run --repeat 4 shows each scenario's pass@k and pass^k on
+// the console and in --json, the numbers bench computes for the same runs (one
+// implementation, runner/bench/stats); a single run shows none.
+func TestRunRepeatShowsPassAtK(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	other := writeTask(t, dir, "other.yaml", strings.Replace(passingTask, "name: hello", "name: other", 1))
+	report := filepath.Join(dir, "report.json")
+	// The seeded oracle gives up some runs: a mix of passes and failures per scenario.
+	code, stdout, stderr := invoke(t, runArgs(filepath.Join(dir, "out"), "--repeat", "4", "-m", "oracle:fail=0.5,seed=3", "--json", report, pass, other)...)
+	assert.Assert(t, code == ExitOK || code == ExitFailed, "%s%s", stdout, stderr)
+	b, err := os.ReadFile(report)
+	assert.NilError(t, err)
+	var rep struct {
+		Scenarios []result.Scenario `json:"scenarios"`
+		Repeated  []struct {
+			Name                    string
+			Repeats, Passed, Failed int
+			PassAtK                 []*float64 `json:"pass_at_k"`
+			PassHatK                []*float64 `json:"pass_hat_k"`
+		} `json:"repeated"`
+		Totals struct {
+			PassAtK  []*float64 `json:"pass_at_k"`
+			PassHatK []*float64 `json:"pass_hat_k"`
+		} `json:"totals"`
+	}
+	assert.NilError(t, json.Unmarshal(b, &rep))
+	summary, cells := bench.Aggregate(rep.Scenarios, 4)
+	assert.Equal(t, len(rep.Repeated), 2)
+	mixed := false
+	for i, r := range rep.Repeated {
+		c := cells[i]
+		assert.Equal(t, r.Name, c.Name)
+		assert.Equal(t, r.Repeats, 4)
+		assert.Equal(t, [2]int{r.Passed, r.Failed}, [2]int{c.Stats.Passed, c.Stats.Failed})
+		mixed = mixed || r.Passed > 0 && r.Failed > 0
+		for k := 1; k <= 4; k++ {
+			assert.Equal(t, *r.PassAtK[k-1], float64(c.Stats.PassAtK[k-1]), "%s pass@%d", r.Name, k)
+			assert.Equal(t, *r.PassHatK[k-1], float64(c.Stats.PassHatK[k-1]), "%s pass^%d", r.Name, k)
+		}
+		line := fmt.Sprintf("  %-28s %7s %6.0f%% %6.0f%% %6.0f%%\n", r.Name, fmt.Sprintf("%d/%d", r.Passed, r.Passed+r.Failed),
+			100**r.PassAtK[0], 100**r.PassAtK[3], 100**r.PassHatK[3])
+		assert.Check(t, is.Contains(stdout, line), stdout)
+	}
+	assert.Assert(t, mixed, "the seed gives a scenario both passes and failures: %+v", rep.Repeated)
+	for k := 1; k <= 4; k++ {
+		assert.Equal(t, *rep.Totals.PassAtK[k-1], float64(summary.PassAtK[k-1]), "mean pass@%d", k)
+		assert.Equal(t, *rep.Totals.PassHatK[k-1], float64(summary.PassHatK[k-1]), "mean pass^%d", k)
+	}
+	assert.Check(t, is.Contains(stdout, "pass@k over 4 runs of each"), stdout)
+
+	code, stdout, stderr = invoke(t, runArgs(filepath.Join(dir, "out1"), "--json", report, pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Check(t, !strings.Contains(stdout, "pass@"), "a single run has no pass@k: %s", stdout)
+	b, err = os.ReadFile(report)
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(b), "pass_at_k"))
 }

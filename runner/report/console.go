@@ -144,6 +144,9 @@ func (c *Console) Finish(run result.Run) error {
 			c.printf("%s: %s\n", st.label, strings.Join(names, ", "))
 		}
 	}
+	if rs := repeatedOf(run); rs != nil {
+		c.writeRepeated(rs)
+	}
 	if c.opts.OutDir != "" {
 		c.printf("transcripts: %s\n", c.opts.OutDir)
 	}
