@@ -28,7 +28,7 @@ type Repeated struct {
 }
 
 // repeatedOf groups a run's scenarios by task (file and name, a case on its own) in
-// first-seen order, with their pass@k; nil unless some task ran more than once.
+// first-seen order, with their pass@k: the tasks that ran more than once; nil if none did.
 func repeatedOf(run result.Run) []Repeated {
 	index := map[string]int{}
 	var out []Repeated
@@ -56,9 +56,16 @@ func repeatedOf(run result.Run) []Repeated {
 	if k <= 1 {
 		return nil
 	}
+	kept := out[:0]
+	for _, r := range out {
+		// A merged run may mix tasks run once with repeated ones: only the latter have a k.
+		if r.Repeats = max(r.Repeats, r.Passed+r.Failed+r.Errored); r.Repeats > 1 {
+			kept = append(kept, r)
+		}
+	}
+	out = kept
 	for i := range out {
 		r := &out[i]
-		r.Repeats = max(r.Repeats, r.Passed+r.Failed+r.Errored)
 		n := r.Passed + r.Failed
 		r.PassAtK, r.PassHatK = make([]*float64, r.Repeats), make([]*float64, r.Repeats)
 		for k := 1; k <= r.Repeats; k++ {
