@@ -459,3 +459,57 @@ func TestRunRepeatShowsPassAtK(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, !strings.Contains(string(b), "pass_at_k"))
 }
+
+// TestReusedOutHoldsOneRun: a second run into the same --out moves the first aside to
+// OUT.prev, so the index, the reports and merge show the second run alone (a failure of
+// the first once stayed on the index and in merge); --rerun-failed continues the run in
+// its directory; a directory runner did not write is refused, nothing in it touched.
+func TestReusedOutHoldsOneRun(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	fail := writeTask(t, dir, "wrong.yaml", failingTask)
+	out := filepath.Join(dir, "out")
+
+	code, _, stderr := invoke(t, runArgs(out, pass, fail)...)
+	assert.Equal(t, code, ExitFailed, stderr)
+	code, stdout, stderr := invoke(t, runArgs(out, pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Check(t, is.Contains(stderr, "runner: "+out+" held an earlier run: moved to "+out+".prev"))
+	assert.Check(t, is.Contains(stdout, "1 scenario: 1 passed"))
+	index, err := os.ReadFile(filepath.Join(out, "index.html"))
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(index), "wrong"), "the earlier run's failure is not on this run's index")
+	assert.Check(t, is.Contains(string(index), "1 scenarios"))
+	code, stdout, _ = invoke(t, "merge", out)
+	assert.Equal(t, code, ExitOK)
+	assert.Check(t, is.Contains(stdout, "1 scenario: 1 passed"), "merge reports this run alone: %s", stdout)
+	prev, err := os.ReadFile(filepath.Join(out+".prev", "index.html"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(prev), "wrong"), "the earlier run is kept whole beside it")
+
+	// A third run replaces .prev: one earlier run is kept, not one per run.
+	code, _, stderr = invoke(t, runArgs(out, fail)...)
+	assert.Equal(t, code, ExitFailed, stderr)
+	code, stdout, _ = invoke(t, "merge", out+".prev")
+	assert.Equal(t, code, ExitOK)
+	assert.Check(t, is.Contains(stdout, "1 scenario: 1 passed"), stdout)
+
+	// --rerun-failed continues the run in its directory: not moved, the union reported.
+	code, stdout, stderr = invoke(t, runArgs(out, "--rerun-failed", out, pass, fail)...)
+	assert.Equal(t, code, ExitFailed, stderr)
+	assert.Check(t, !strings.Contains(stderr, "moved to"), stderr)
+	assert.Check(t, is.Contains(stdout, "2 scenarios: 1 passed, 1 failed"), stdout)
+
+	// Files runner did not write are neither mixed with nor moved: refused, untouched.
+	mine := filepath.Join(dir, "mine")
+	assert.NilError(t, os.MkdirAll(mine, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep"), 0o644))
+	code, _, stderr = invoke(t, runArgs(mine, pass)...)
+	assert.Equal(t, code, ExitUsage, stderr)
+	assert.Check(t, is.Contains(stderr, "runner: run: --out: "+mine+" is not empty and holds no runner output"), stderr)
+	entries, err := os.ReadDir(mine)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1, "nothing written into it")
+	_, err = os.Stat(mine + ".prev")
+	assert.Assert(t, os.IsNotExist(err), "nothing moved")
+}

@@ -172,6 +172,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
 	so.Model, so.Open = opts.Model, opts.ReachOptions.open(so.Open)
 	so.KeepWorkspaces, so.Engine, so.RunID = opts.KeepWorkspaces, opts.Engine, opts.RunID
+	so.ResumeOut = opts.continuesOut()
 	if in, ok := opts.Stdin.(*os.File); ok {
 		out := opts.Stdout
 		if opts.JSON == report.Stdout || opts.JUnit == report.Stdout {

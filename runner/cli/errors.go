@@ -99,6 +99,8 @@ func classify(err error) (code int, msg string) {
 		return ExitUsage, verb + bad.Error()
 	case errors.As(err, &shard):
 		return ExitUsage, verb + "--shard " + shard.Error()
+	case errors.As(err, &outDir) && errors.Is(err, session.ErrNotOutput):
+		return ExitUsage, verb + "--out: " + outDir.Error()
 	case errors.As(err, &outDir):
 		return ExitErrored, verb + "output directory: " + outDir.Error()
 	case errors.As(err, &cache):

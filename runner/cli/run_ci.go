@@ -40,6 +40,26 @@ func (o *RunOptions) withResumeOut(outSet bool) RunOptions {
 	return *o
 }
 
+// continuesOut says --out is the directory --resume or --rerun-failed continues: the
+// run adds to it rather than moving it aside (session.PrepareOut).
+func (o *RunOptions) continuesOut() bool {
+	for _, dir := range []string{o.Resume, o.RerunFailed} {
+		if dir != "" && samePath(dir, o.OutDir) {
+			return true
+		}
+	}
+	return false
+}
+
+func samePath(a, b string) bool {
+	if a, err := filepath.Abs(a); err == nil {
+		if b, err := filepath.Abs(b); err == nil {
+			return a == b
+		}
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}
+
 func (o *RunOptions) getenv(k string) string {
 	if o.Getenv != nil {
 		return o.Getenv(k)

@@ -65,16 +65,48 @@ func WriteResult(outDir, rel string, data []byte) error {
 	return werr
 }
 
-// loadManifest reads the results dir's manifest lists, each checked against its SHA-256.
-// ok is false when dir holds no manifest.
-func loadManifest(dir string) (out []result.Scenario, ok bool, err error) {
+// Begin marks dir as a run's output directory before any result is in it: an empty
+// manifest (a killed run's directory is then still known for runner's; see
+// IsOutput). A manifest already there is left as it is.
+func Begin(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// IsOutput reports whether dir holds what runner writes: a manifest at its top (run) or
+// in a folder of its own (bench's per-model folders), or bench.json.
+func IsOutput(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, ManifestFile)); err == nil {
+		return true
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "bench.json")); err == nil {
+		return true
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := os.Lstat(filepath.Join(dir, e.Name(), ManifestFile)); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// loadManifest reads the results dir's manifest lists, each checked against its SHA-256,
+// and their paths (slash-separated, relative to dir) in the same order. ok is false when
+// dir holds no manifest.
+func loadManifest(dir string) (out []result.Scenario, paths []string, ok bool, err error) {
 	mf := filepath.Join(dir, ManifestFile)
 	data, err := os.ReadFile(mf)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, true, err
+		return nil, nil, true, err
 	}
 	latest := map[string]string{}
 	var order []string
@@ -86,10 +118,10 @@ func loadManifest(dir string) (out []result.Scenario, ok bool, err error) {
 		}
 		var e manifestEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Path == "" || len(e.SHA256) != 64 {
-			return nil, true, fmt.Errorf("%s:%d: not a manifest line", mf, n)
+			return nil, nil, true, fmt.Errorf("%s:%d: not a manifest line", mf, n)
 		}
 		if !filepath.IsLocal(filepath.FromSlash(e.Path)) {
-			return nil, true, fmt.Errorf("%s:%d: path %q leaves %s", mf, n, e.Path, dir)
+			return nil, nil, true, fmt.Errorf("%s:%d: path %q leaves %s", mf, n, e.Path, dir)
 		}
 		if _, seen := latest[e.Path]; !seen {
 			order = append(order, e.Path)
@@ -97,29 +129,29 @@ func loadManifest(dir string) (out []result.Scenario, ok bool, err error) {
 		latest[e.Path] = e.SHA256
 	}
 	if err := sc.Err(); err != nil {
-		return nil, true, fmt.Errorf("%s: %w", mf, err)
+		return nil, nil, true, fmt.Errorf("%s: %w", mf, err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, true, err
 	}
 	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	for _, p := range order {
 		b, err := readRooted(root, p)
 		if err != nil {
-			return nil, true, fmt.Errorf("%s lists %s: %w", mf, p, err)
+			return nil, nil, true, fmt.Errorf("%s lists %s: %w", mf, p, err)
 		}
 		sum := sha256.Sum256(b)
 		if hex.EncodeToString(sum[:]) != latest[p] {
-			return nil, true, fmt.Errorf("%s: %s was changed after runner wrote it (its SHA-256 is not the one %s lists)", dir, p, ManifestFile)
+			return nil, nil, true, fmt.Errorf("%s: %s was changed after runner wrote it (its SHA-256 is not the one %s lists)", dir, p, ManifestFile)
 		}
 		s, err := decodeResult(filepath.Join(dir, filepath.FromSlash(p)), b)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, true, err
 		}
-		out = append(out, s)
+		out, paths = append(out, s), append(paths, p)
 	}
-	return out, true, nil
+	return out, paths, true, nil
 }
 
 // readRooted reads a file through root, so a link cannot lead out of the output directory.

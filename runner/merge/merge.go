@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"time"
@@ -78,11 +79,43 @@ func loadDir(dir string) ([]result.Scenario, error) {
 	}
 	var out []result.Scenario
 	for _, d := range dirs {
-		got, _, err := loadManifest(d)
+		got, _, _, err := loadManifest(d)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
 		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// Listed is a result file a manifest lists: its scenario and its directory, relative to
+// the directory searched (slash-separated).
+type Listed struct {
+	Scenario result.Scenario
+	Dir      string
+}
+
+// ListDir reads, as LoadDir does, the result files the manifests under dir list, with
+// the directory each lies in: what `runner view` shows, so that a result.json nobody
+// listed (one the agent wrote into a kept workspace, one of another run) never appears.
+func ListDir(dir string) ([]Listed, error) {
+	dirs, err := findManifests(dir)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	var out []Listed
+	for _, d := range dirs {
+		got, paths, _, err := loadManifest(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		rel, err := filepath.Rel(dir, d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		for i, s := range got {
+			out = append(out, Listed{Scenario: s, Dir: path.Clean(path.Join(filepath.ToSlash(rel), path.Dir(paths[i])))})
+		}
 	}
 	return out, nil
 }

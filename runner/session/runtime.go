@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/policy"
@@ -33,8 +34,11 @@ type Options struct {
 	// Open opens the models and the judges: streaming, request timeout, retries, cassettes,
 	// the tool-call parser.
 	Open providers.OpenOptions
-	// OutDir receives the scenarios' directories; New creates it.
-	OutDir string
+	// OutDir receives the scenarios' directories; New prepares it (see PrepareOut).
+	// ResumeOut says OutDir is an earlier run's that this one continues (--resume,
+	// --rerun-failed into it): kept as it is, not moved aside.
+	OutDir    string
+	ResumeOut bool
 	// MaxSteps, Timeout (0: the task's), Approval and Sandbox ("": the task's) override
 	// every task.
 	MaxSteps int
@@ -149,8 +153,17 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.OutDir != "" {
-		if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		moved, err := PrepareOut(o.OutDir, o.ResumeOut)
+		if err != nil {
 			return nil, &OutDirError{Err: err}
+		}
+		if moved != "" {
+			_, _ = fmt.Fprintf(o.Warn, "runner: %s held an earlier run: moved to %s (an output directory holds one run; --resume continues one)\n", o.OutDir, moved) // console output: a failed write has nowhere to be reported
+		}
+		if !o.Bench {
+			if err := merge.Begin(o.OutDir); err != nil {
+				return nil, &OutDirError{Err: err}
+			}
 		}
 	}
 	if s.CacheDir, err = PrepareCache(o.CacheDir); err != nil {

@@ -109,7 +109,8 @@ var filterValue = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n",
 // one model's runs of one scenario, both matched exactly (see filter.js): bench.html's
 // grid cells link so.
 func FilterLink(model, scenario string) string {
-	q := "model=" + filterValue.Replace(model) + " name=" + filterValue.Replace(scenario)
+	// Cleaned as the index's data-model and data-scenario are (see Clean).
+	q := "model=" + filterValue.Replace(Clean(model)) + " name=" + filterValue.Replace(Clean(scenario))
 	// ':' escaped too: before any '/', html/template would read it as a scheme.
 	return Page + "#q=" + strings.ReplaceAll(url.PathEscape(q), ":", "%3A")
 }

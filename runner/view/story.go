@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 )
@@ -32,34 +33,19 @@ type Entry struct {
 	Dir string
 }
 
-// Load finds every result.json under out, in the order a report would list them: failures
-// first (failed, then errored, then passed), each group in run order.
+// Load reads the results the output directory's manifests list (merge.ListDir: the
+// run's own, SHA-256 checked; a result.json nobody listed, such as one the agent wrote in
+// a kept workspace, never shows), in the order a report would list them: failures first
+// (failed, then errored, then passed), each group in run order. Where one result file is
+// listed twice (--rerun-failed into the same directory) the last one counts.
 func Load(out string) ([]Entry, error) {
-	var entries []Entry
-	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || d.Name() != "result.json" {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		var s result.Scenario
-		if err := json.Unmarshal(b, &s); err != nil || s.Name == "" || s.Status == "" {
-			return nil // not a scenario's record (a JSON report that happens to share the name)
-		}
-		rel, err := filepath.Rel(out, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		entries = append(entries, Entry{Scenario: s, Dir: filepath.ToSlash(rel)})
-		return nil
-	})
+	listed, err := merge.ListDir(out)
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
+	}
+	entries := make([]Entry, 0, len(listed))
+	for _, l := range listed {
+		entries = append(entries, Entry{Scenario: l.Scenario, Dir: l.Dir})
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]

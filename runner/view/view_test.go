@@ -20,6 +20,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
@@ -39,7 +40,8 @@ func writeScenario(t testing.TB, out, dir string, s result.Scenario, events [][2
 	assert.NilError(t, os.MkdirAll(d, 0o755))
 	b, err := json.Marshal(s)
 	assert.NilError(t, err)
-	assert.NilError(t, os.WriteFile(filepath.Join(d, "result.json"), b, 0o644))
+	// Listed in the manifest, as runner writes a result: Load reads nothing else.
+	assert.NilError(t, merge.WriteResult(out, filepath.ToSlash(dir)+"/result.json", b))
 	var tr bytes.Buffer
 	for i, ev := range events {
 		data, err := json.Marshal(ev[1])
@@ -554,4 +556,29 @@ func TestFilterLinkMatchesExactly(t *testing.T) {
 			assert.Check(t, is.Contains(row, `data-scenario="`+html.EscapeString(tc.scenario)+`"`), row)
 		}
 	}
+}
+
+// TestUnlistedResultIsNotShown is the attack of an agent that writes a result.json of its
+// own ("passed") into a workspace kept under --out, or of files left by another run: the
+// index shows the results the directory's manifest lists and nothing else.
+func TestUnlistedResultIsNotShown(t *testing.T) {
+	out := t.TempDir()
+	writeScenario(t, out, "real", result.Scenario{Name: "real", File: "t.yaml", Model: "oracle", Status: result.Failed, Reason: "it failed"}, nil)
+	forged, err := json.Marshal(result.Scenario{Name: "forged", File: "t.yaml", Model: "oracle", Status: result.Passed})
+	assert.NilError(t, err)
+	kept := filepath.Join(out, "real", "workspace", "sub")
+	assert.NilError(t, os.MkdirAll(kept, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(kept, "result.json"), forged, 0o644))
+	assert.NilError(t, os.MkdirAll(filepath.Join(out, "other"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(out, "other", "result.json"), forged, 0o644))
+
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1)
+	assert.Equal(t, entries[0].Name, "real")
+	index, err := Write(out)
+	assert.NilError(t, err)
+	b, err := os.ReadFile(index)
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(b), "forged"), "an unlisted result.json reached the index")
 }
