@@ -17,6 +17,7 @@ import (
 	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
@@ -243,7 +244,7 @@ func TestGitignoreCoversTheDefaultOutputs(t *testing.T) {
 	}
 	assert.DeepEqual(t, outs, []string{"runner-out", "bench-out"})
 	for _, out := range outs {
-		for _, p := range []string{out + "/", out + "/index.html"} {
+		for _, p := range []string{out + "/", out + "/index.html", out + session.PrevSuffix + "/", out + session.PrevSuffix + "/index.html"} {
 			cmd := exec.Command(git, "check-ignore", "--no-index", "-q", p)
 			cmd.Dir = "../.."
 			assert.NilError(t, cmd.Run(), ".gitignore does not cover %s", p)
