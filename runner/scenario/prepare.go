@@ -228,6 +228,8 @@ func (r *runState) setupCommand(ws *tools.Workspace) workspace.CommandFunc {
 		switch {
 		case err != nil:
 			return "", -1, err
+		case res.TimedOut && res.Stuck.String() != "":
+			return res.Output, res.ExitCode, fmt.Errorf("timed out after %s while %s", setupTimeout, res.Stuck)
 		case res.TimedOut:
 			return res.Output, res.ExitCode, fmt.Errorf("timed out after %s", setupTimeout)
 		case res.Canceled:

@@ -75,6 +75,8 @@ type outcome struct {
 	canceled bool
 	duration time.Duration
 	sandbox  string
+	// stuck is what the command was doing when its timeout killed it.
+	stuck Stuck
 }
 
 // run starts s in its own session and process group, stdout and stderr sharing one pipe so
@@ -139,8 +141,19 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 
 	tctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	// AfterFunc costs no goroutine until the context ends.
-	stop := context.AfterFunc(tctx, func() { killGroup(pgid) })
+	// AfterFunc costs no goroutine until the context ends. On a timeout, what the
+	// processes were doing is read just before they are killed, for the message.
+	var stuckMu sync.Mutex
+	var stuckAt Stuck
+	stop := context.AfterFunc(tctx, func() {
+		if ctx.Err() == nil {
+			st := stuck(pgid)
+			stuckMu.Lock()
+			stuckAt = st
+			stuckMu.Unlock()
+		}
+		killGroup(pgid)
+	})
 
 	buf := newCapture(OutputLimit)
 	var all io.Writer = buf
@@ -179,6 +192,11 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	}
 
 	out.timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if out.timedOut {
+		stuckMu.Lock()
+		out.stuck = stuckAt
+		stuckMu.Unlock()
+	}
 	out.canceled = ctx.Err() != nil
 	out.exitCode, out.signal = exitStatus(cmd.ProcessState)
 	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
