@@ -104,6 +104,7 @@ func (c command) run(ctx context.Context, run *Run, rd *resultsDir) (bool, strin
 	// The agent's commands' own conditions: the environment built from nothing (no API
 	// keys), the sandbox, limits and shared cache, the process group killed at the end.
 	ws.Env, ws.Network, ws.Limits, ws.CacheDir, ws.Sandbox = run.Env, run.Network, run.Limits, run.CacheDir, run.Wrap
+	ws.CacheSkip = run.CacheSkip
 	var env map[string]string
 	if rd != nil {
 		ws = ws.View()

@@ -201,6 +201,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		Admit:    budget.Admit,
 		Scenario: s.Scenario(ctx, ""),
 	})
+	run.Warmup = s.Warmup
 	if budget.Refused() {
 		_, _ = fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD)) // console output: a failed write has nowhere to be reported
 	}

@@ -27,6 +27,9 @@ type JSONReport struct {
 	// Repeated is each scenario's runs and pass@k when scenarios ran more than once
 	// (--repeat N, N > 1); absent otherwise.
 	Repeated []Repeated `json:"repeated,omitempty"`
+	// Warmup is runner's warming of the shared build cache before the scenarios (its
+	// time is not in Duration); absent when there was nothing to warm.
+	Warmup *result.Warmup `json:"warmup,omitempty"`
 }
 
 // JSONTotals are the run's totals in the JSON report.
@@ -58,6 +61,7 @@ func WriteJSON(w io.Writer, run result.Run) error {
 		Started:       run.Started,
 		Duration:      run.Duration,
 		Scenarios:     make([]result.Scenario, len(run.Scenarios)),
+		Warmup:        run.Warmup,
 	}
 	t := &rep.Totals
 	t.Scenarios = len(run.Scenarios)

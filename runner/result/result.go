@@ -275,6 +275,31 @@ type Run struct {
 	Started   time.Time  `json:"started"`
 	Duration  Millis     `json:"duration_ms"`
 	Scenarios []Scenario `json:"scenarios"`
+	// Warmup is what runner did before the scenarios (not in Duration); nil when nothing.
+	Warmup *Warmup `json:"warmup,omitempty"`
+}
+
+// Warmup is runner's own step before any scenario: the shared build cache warmed once
+// for the toolchains the tasks use, so that scenarios do not each compile the same
+// standard library from a cold cache (see session.Warm).
+type Warmup struct {
+	Toolchains []Warmed `json:"toolchains"`
+	// Duration is the whole step.
+	Duration Millis `json:"duration_ms"`
+}
+
+// Warmed is one toolchain's warming, for one configuration of it.
+type Warmed struct {
+	// Name is the toolchain ("go"); Detail what was built ("testing and 2 more standard
+	// packages, CGO_ENABLED=0").
+	Name   string `json:"name"`
+	Detail string `json:"detail,omitempty"`
+	// Tasks counts the tasks that use it so.
+	Tasks    int    `json:"tasks"`
+	Duration Millis `json:"duration_ms"`
+	// Error says why it failed ("" when it did not): those tasks' scenarios then build
+	// from a colder cache, and nothing else changes.
+	Error string `json:"error,omitempty"`
 }
 
 // Counts tallies scenarios by status.

@@ -46,8 +46,11 @@ type Options struct {
 	KeepWorkspaces bool
 	// WorkspaceParent is where temporary workspaces are made ("" for the system temp dir).
 	WorkspaceParent string
-	// CacheDir is shared by every command of the run as XDG_CACHE_HOME ("" for none).
-	CacheDir string
+	// CacheDir is shared by every command of the run as XDG_CACHE_HOME ("" for none);
+	// CacheSkip, when set, names what of it a task's layer leaves out (the caches of
+	// toolchains the task does not use: tools.Workspace.CacheSkip).
+	CacheDir  string
+	CacheSkip func(t *task.Task) []string
 	// Engine names the container engine of tasks with an environment: (--engine); ""
 	// takes podman or docker from PATH.
 	Engine string

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
@@ -89,6 +90,9 @@ type Session struct {
 	CacheDir string
 	// Prices price every scenario's model calls.
 	Prices *price.Table
+	// Warmup is New's warming of the build cache for the tasks' toolchains (see Warm);
+	// nil when there was nothing to warm.
+	Warmup *result.Warmup
 	opts   Options
 }
 
@@ -122,9 +126,10 @@ func (e *PricesError) Error() string { return e.Err.Error() }
 func (e *PricesError) Unwrap() error { return e.Err }
 
 // New builds the runtime: loads and filters the tasks, starts the models' pre-flight
-// checks in the background (a name that does not parse is a *BadNameError), creates the
-// output directory and the cache, probes every sandbox mode the tasks use (the notes come
-// before any progress line) and finds the terminal for ask mode.
+// checks in the background (a name that does not parse is a *BadNameError), prepares the
+// output directory (PrepareOut) and the cache, probes every sandbox mode the tasks use
+// (the notes come before any progress line), warms the cache for the toolchains the
+// tasks use (Warm, its progress on Warn) and finds the terminal for ask mode.
 func New(ctx context.Context, o Options) (*Session, error) {
 	if o.Warn == nil {
 		o.Warn = io.Discard
@@ -171,6 +176,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	}
 	s.Sandboxes = NewSandboxes(o.Sandbox, o.Warn)
 	s.Sandboxes.ProbeAll(tasks)
+	s.Warmup = s.Warm(ctx, o.Warn)
 	if tm := o.Terminal; tm != nil && tm.TTY && (o.Approval == task.ModeAsk || anyAsk(tasks)) && policy.IsTerminal(tm.In) {
 		s.Asker = policy.NewTerminalAsker(tm.In, tm.Out)
 	}
@@ -216,7 +222,7 @@ func (s *Session) Scenario(ctx context.Context, model string) scenario.Options {
 	}
 	return scenario.Options{
 		OutDir: o.OutDir, Catalog: s.Catalog, Approval: approval, Asker: s.Asker,
-		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir,
+		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir, CacheSkip: CacheSkip,
 		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge, Sandbox: s.Sandboxes.Get,
 		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync, Prices: s.Prices,
 	}
