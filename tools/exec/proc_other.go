@@ -16,7 +16,13 @@ func awaitLeader(cmd *osexec.Cmd, _ int) { _ = cmd.Wait() }
 func growPipe(*os.File) {}
 
 // startTracked starts the command: there is no subreaper outside Linux.
-func startTracked(start func() error, _ func() int) error { return start() }
+func startTracked(start func() error, _ func() int, _ string) error { return start() }
+
+// newMark returns no mark: nothing reads it outside Linux.
+func newMark() string { return "" }
+
+// markVar names the mark's variable.
+const markVar = "RUNNER_COMMAND_MARK"
 
 // finished does nothing outside Linux.
 func finished(int) {}

@@ -42,7 +42,7 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("start: no program")
 	}
-	cmdEnv := WorkspaceEnv(ws, env)
+	cmdEnv, mark := marked(ws, WorkspaceEnv(ws, env))
 	path, err := lookPath(argv[0], cmdEnv)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -73,7 +73,9 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 			return nil, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
 		}
 	}
-	err = startCommand(ws, p.cmd)
+	// Tracked as a command is: what the server starts and leaves (a double fork, setsid)
+	// comes back to the runner, which kills it once the server has ended.
+	err = startTracked(func() error { return startCommand(ws, p.cmd) }, func() int { return p.cmd.Process.Pid }, mark)
 	closeFiles(inR, outW, errW) // the child has its own copies
 	if err != nil {
 		closeFiles(inW, outR, errR)
@@ -103,6 +105,7 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 		p.stop() // and no late kill once the group's id may be reused
 		_ = p.cmd.Wait()
 		release(ws, p.cmd)
+		sweepOrphans(ws, p.pgid)
 		_ = errR.SetReadDeadline(time.Now().Add(drainGrace))
 		<-drained
 		_ = errR.Close() // the reads are done: Close loses no data
@@ -136,8 +139,8 @@ func (p *Process) ExitCode() int {
 }
 
 // Stop closes the program's stdin, gives it grace to exit by itself, then kills its
-// process group (and, under bwrap, its whole PID namespace) and waits until it is reaped
-// and its sandbox released. It is safe to call more than once.
+// process group (and, under bwrap, its whole PID namespace) and waits until it is reaped,
+// its sandbox released and whatever it started that left the group killed (see reaper). It is safe to call more than once.
 func (p *Process) Stop(grace time.Duration) {
 	p.once.Do(func() {
 		p.stop()

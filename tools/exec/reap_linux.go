@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,21 +21,40 @@ import (
 // has ended. Without it, under --sandbox none (or Landlock without a cgroup) a daemonised
 // child outlives its command and can rewrite the workspace after task_complete.
 //
-// A command's leader starts its own session, so an orphan belongs to a running command
-// when its session is that command's leader; every other child of the runner in a
+// The runner runs several scenarios' commands at once, so an orphan must be told from the
+// others by the command it belongs to: killed when that command has ended, never because
+// another one did (a test's database, daemonised by the command that runs the tests).
+// A command's leader starts its own session, so an orphan whose session is a running
+// leader's is that command's. One that started a session of its own carries its
+// command's mark in its environment (markVar, a random value per command, which no other
+// command can read under Landlock, whose domains keep each other's /proc/PID/environ
+// closed); the Landlock helper also makes each leader a subreaper, so that its orphans come
+// back to it, not to the runner, while it runs. Every other child of the runner in a
 // session other than the runner's own is an escapee. Children the runner starts otherwise
 // stay in the runner's session and are never touched.
 var reaper = struct {
 	once sync.Once
 	ok   bool
 	// mu serialises starts and sweeps: a leader is in live before a sweep can see it.
-	mu   sync.Mutex
-	live map[int]bool
+	mu sync.Mutex
+	// live maps each running leader to its command's mark ("" without one).
+	live map[int]string
 	sid  int
-}{live: map[int]bool{}}
+}{live: map[int]string{}}
 
-// startTracked starts cmd and records its leader as live.
-func startTracked(start func() error, pid func() int) error {
+// markVar is the variable that carries a command's mark (see reaper).
+const markVar = "RUNNER_COMMAND_MARK"
+
+// newMark returns a command's mark: 64 random bits.
+func newMark() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails on Linux
+	return hex.EncodeToString(b[:])
+}
+
+// startTracked starts cmd and records its leader as live, with the mark its environment
+// carries.
+func startTracked(start func() error, pid func() int, mark string) error {
 	reaper.once.Do(func() {
 		reaper.sid, _ = unix.Getsid(0)
 		reaper.ok = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
@@ -42,7 +64,7 @@ func startTracked(start func() error, pid func() int) error {
 	if err := start(); err != nil {
 		return err
 	}
-	reaper.live[pid()] = true
+	reaper.live[pid()] = mark
 	return nil
 }
 
@@ -62,10 +84,16 @@ func finished(leader int) {
 	if !reaper.ok {
 		return
 	}
+	marks := make(map[string]bool, len(reaper.live))
+	for _, m := range reaper.live {
+		if m != "" {
+			marks[m] = true
+		}
+	}
 	for round := 0; round < 1000; round++ {
 		var killed []int
 		for _, pid := range children() {
-			if reaper.live[pid] {
+			if _, leader := reaper.live[pid]; leader {
 				continue
 			}
 			if engineMonitor(pid) {
@@ -73,7 +101,7 @@ func finished(leader int) {
 				continue
 			}
 			sid, err := unix.Getsid(pid)
-			if err != nil || sid == reaper.sid || reaper.live[sid] {
+			if _, running := reaper.live[sid]; err != nil || sid == reaper.sid || running || marks[markOf(pid)] {
 				continue
 			}
 			_ = unix.Kill(pid, unix.SIGKILL)
@@ -91,6 +119,20 @@ func finished(leader int) {
 			}
 		}
 	}
+}
+
+// markOf returns the command mark in the environment pid started with, "" if none.
+func markOf(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return ""
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte(markVar+"=")); ok {
+			return string(v)
+		}
+	}
+	return ""
 }
 
 // engineMonitor reports whether pid is a container engine's monitor: podman runs no

@@ -8,6 +8,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -91,11 +92,12 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	if err != nil {
 		return outcome{}, fmt.Errorf("create output pipe: %w", err)
 	}
+	env, mark := marked(ws, s.env)
 	cmd := &osexec.Cmd{
 		Path:       s.path,
 		Args:       s.args,
 		Dir:        s.dir,
-		Env:        s.env,
+		Env:        env,
 		Stdout:     w,
 		Stderr:     w,
 		ExtraFiles: s.extra,
@@ -130,7 +132,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	}
 	growPipe(w)
 	start := time.Now()
-	err = startTracked(func() error { return startCommand(ws, cmd) }, func() int { return cmd.Process.Pid })
+	err = startTracked(func() error { return startCommand(ws, cmd) }, func() int { return cmd.Process.Pid }, mark)
 	closeAll(w, sw) // the child holds its own copies; EOF comes when every holder is gone
 	if err != nil {
 		closeAll(r, sr)
@@ -176,11 +178,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	_ = cmd.Wait() // a non-zero exit is an *ExitError; ProcessState describes it
 	out.duration = time.Since(start)
 	release(ws, cmd)
-	if c, ok := ws.Sandbox.(Contained); !ok || !c.ContainsDescendants() {
-		finished(pgid) // the orphans that left the group (setsid, double fork)
-	} else {
-		forget(pgid)
-	}
+	sweepOrphans(ws, pgid)
 	_ = r.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
 	_ = r.Close() // the reads are done: Close loses no data
@@ -237,6 +235,34 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // onlyReader hides *os.File's WriterTo/ReaderFrom so io.CopyBuffer uses the given buffer.
 type onlyReader struct{ io.Reader }
+
+// marked returns env with a new command mark, and the mark (see reaper), for a command
+// whose orphans may come back to the runner: not one whose sandbox contains its
+// descendants, nor one in a container.
+func marked(ws *tools.Workspace, env []string) ([]string, string) {
+	if c, ok := ws.Sandbox.(Contained); ok && c.ContainsDescendants() {
+		return env, ""
+	}
+	if r, ok := ws.Sandbox.(Remote); ok && r.Remote() {
+		return env, ""
+	}
+	mark := newMark()
+	if mark == "" {
+		return env, ""
+	}
+	return append(slices.Clip(env), markVar+"="+mark), mark
+}
+
+// sweepOrphans ends the tracking of a leader that has been reaped: the orphans that left
+// its group (setsid, double fork) and came back to the runner are killed, unless the
+// sandbox keeps every descendant in (bwrap's PID namespace).
+func sweepOrphans(ws *tools.Workspace, leader int) {
+	if c, ok := ws.Sandbox.(Contained); ok && c.ContainsDescendants() {
+		forget(leader)
+		return
+	}
+	finished(leader)
+}
 
 // startCommand starts cmd, through the workspace's sandbox if it is a Starter.
 func startCommand(ws *tools.Workspace, cmd *osexec.Cmd) error {

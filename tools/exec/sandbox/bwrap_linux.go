@@ -31,7 +31,9 @@ type bwrapSandbox struct {
 	bwrap string
 	// filter is the seccomp program bwrap installs before it executes the command
 	// (confine.Seccomp.Kernel: io_uring, keyrings, namespaces, ...), nil on an
-	// architecture without one. The network needs no filter: bwrap unshares it.
+	// architecture without one; its socket allow-list (confine.Seccomp.Sockets) closes the
+	// protocol families no network namespace holds (vsock), while the network itself is
+	// unshared.
 	filter []byte
 	// pending maps each wrapped *exec.Cmd to its admission, for Release.
 	pending sync.Map
@@ -392,7 +394,7 @@ func probeBwrap(ctx context.Context) (tools.CommandWrapper, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("bwrap is not installed (Debian and Ubuntu package: bubblewrap): %w", err)
 	}
-	b := &bwrapSandbox{launcher: newLauncher(), bwrap: path, filter: confine.FilterProgram(confine.Seccomp{Kernel: true})}
+	b := &bwrapSandbox{launcher: newLauncher(), bwrap: path, filter: confine.FilterProgram(confine.Seccomp{Kernel: true, Sockets: true})}
 	if err := selfTest(ctx, b, " (user namespaces may be blocked here, as on Ubuntu 24.04 with AppArmor)"); err != nil {
 		return nil, "", err
 	}

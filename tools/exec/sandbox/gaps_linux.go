@@ -57,7 +57,7 @@ func (l *landlockSandbox) gaps(network bool) []string {
 	}
 	switch {
 	case !l.seccomp:
-		g = append(g, "no seccomp filter for this architecture: unix sockets, UDP, extended attributes and set-user-ID bits open")
+		g = append(g, "no seccomp filter for this architecture: unix sockets, UDP, TCP Fast Open, extended attributes and set-user-ID bits open")
 	case network:
 		g = append(g, "network: true opens UDP and host unix sockets too")
 	}

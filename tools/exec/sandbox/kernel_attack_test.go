@@ -7,11 +7,14 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,6 +130,137 @@ func TestNewNamespacesAreDenied(t *testing.T) {
 				return
 			}
 			assert.Check(t, is.Contains(res.Output, "unshare: Operation not permitted"), res.Output)
+		})
+	}
+}
+
+// TCP Fast Open connects inside sendto, sendmsg or sendmmsg (MSG_FASTOPEN) on a fresh TCP
+// socket, a path on which Landlock's hook on connect(2) never runs: with network: false
+// the data reached a listener on the host's loopback. TCP_FASTOPEN_CONNECT defers the
+// connection of connect(2) to the first write. The listener counts connections as well as
+// data: a kernel whose net.ipv4.tcp_fastopen lacks the client bit (1) sends no data in
+// the SYN, and refuses MSG_FASTOPEN altogether, in which case the control says so.
+func TestTCPFastOpenCannotReachTheHost(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	assert.NilError(t, err)
+	defer func() { _ = ln.Close() }() // test cleanup: its error does not change what the test checked
+	var mu sync.Mutex
+	var accepted int
+	var got []string
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			accepted++
+			mu.Unlock()
+			go func() {
+				defer func() { _ = c.Close() }() // test cleanup
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				b, _ := io.ReadAll(c)
+				mu.Lock()
+				got = append(got, strings.Fields(string(b))...)
+				mu.Unlock()
+			}()
+		}
+	}()
+	reached := func() (int, []string) {
+		time.Sleep(300 * time.Millisecond) // data in flight
+		mu.Lock()
+		defer mu.Unlock()
+		n, g := accepted, got
+		accepted, got = 0, nil
+		return n, g
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	fastOpen, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_fastopen")
+	for _, sb := range append(sandboxes(t), confined{name: ModeNone, wrapper: None()}) {
+		t.Run(sb.name, func(t *testing.T) {
+			ws := workspace(t, sb.wrapper)
+			kernelAttack(t, ws.Dir())
+			res := run(t, ws, fmt.Sprintf("./kernel_attack tfo %d", port), 10)
+			n, data := reached()
+			if sb.name == ModeNone {
+				if strings.Contains(res.Output, "sendto: Operation not supported") {
+					t.Skipf("TCP Fast Open is off for clients here (net.ipv4.tcp_fastopen = %s): %s", strings.TrimSpace(string(fastOpen)), res.Output)
+				}
+				assert.Check(t, is.Equal(n, 4), "the control: %s", res.Output)
+				assert.Check(t, is.DeepEqual(sorted(data), []string{"TFO-connect", "TFO-sendmmsg", "TFO-sendmsg", "TFO-sendto"}), "the control: %s", res.Output)
+				return
+			}
+			assert.Check(t, is.Equal(n, 0), "%d connections reached the host: %v: %s", n, data, res.Output)
+			assert.Check(t, is.Len(data, 0), res.Output)
+			assert.Check(t, !strings.Contains(res.Output, "SENT"), res.Output)
+		})
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// The socket rule is an allow-list: unix, internet and routing netlink sockets, with or
+// without network, so that a family nobody thought of stays closed (vsock reaches the
+// hypervisor's host from a VM whatever the network namespace; AF_ALG, AF_PACKET, XDP are
+// kernel surface no build needs). Under --sandbox none they open: the control.
+func TestSocketFamiliesOutsideTheAllowListAreClosed(t *testing.T) {
+	open := []string{"inet-tcp", "inet6-tcp", "netlink-route", "unix-pair"}
+	closed := []string{"netlink-diag", "vsock", "alg", "packet", "bluetooth", "xdp"}
+	for _, sb := range append(sandboxes(t), confined{name: ModeNone, wrapper: None()}) {
+		for _, network := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/network=%v", sb.name, network), func(t *testing.T) {
+				ws := workspace(t, sb.wrapper)
+				ws.Network = network
+				kernelAttack(t, ws.Dir())
+				res := run(t, ws, "./kernel_attack families", 10)
+				assert.Assert(t, res.Success, res.Output)
+				got := map[string]string{}
+				for _, line := range strings.Split(res.Output, "\n") {
+					if name, what, ok := strings.Cut(line, ": "); ok {
+						got[name] = what
+					}
+				}
+				for _, name := range open {
+					assert.Check(t, is.Equal(got[name], "ok"), "%s: %s", name, res.Output)
+				}
+				if sb.name == ModeNone {
+					t.Logf("the control, unconfined: %s", res.Output)
+					return
+				}
+				for _, name := range closed {
+					assert.Check(t, got[name] == "Address family not supported by protocol" || got[name] == "Protocol not supported",
+						"%s: %q: %s", name, got[name], res.Output)
+				}
+			})
+		}
+	}
+}
+
+// Ordinary work goes on under the socket rules without network: name lookups (which ask
+// routing netlink), listening on the loopback, git, a Go build, npm.
+func TestOrdinaryWorkUnderTheSocketRules(t *testing.T) {
+	steps := []struct{ need, cmd, ok string }{
+		{"python3", `python3 -c 'import socket; socket.getaddrinfo("localhost", 80); socket.if_nameindex(); s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print("PY-OK")'`, "PY-OK"},
+		{"git", `git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && echo GIT-OK`, "GIT-OK"},
+		{"go", `printf 'package main\nfunc main() { println("GO-RAN") }\n' > hello.go && go build -o hello hello.go && ./hello`, "GO-RAN"},
+		{"npm", `npm init -y >/dev/null && npm install --offline --no-audit --no-fund >/dev/null && test -f package-lock.json && echo NPM-OK`, "NPM-OK"},
+	}
+	for _, sb := range sandboxes(t) {
+		t.Run(sb.name, func(t *testing.T) {
+			t.Parallel()
+			ws := workspace(t, sb.wrapper)
+			for _, s := range steps {
+				if _, err := osexec.LookPath(s.need); err != nil {
+					t.Logf("%s is not installed", s.need)
+					continue
+				}
+				res := run(t, ws, s.cmd, 300)
+				assert.Check(t, is.Contains(res.Output, s.ok), "%s: %s", s.need, res.Output)
+			}
 		})
 	}
 }

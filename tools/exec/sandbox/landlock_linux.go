@@ -68,7 +68,7 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 			Write:   writable(ws, tmp),
 			Network: ws.Network,
 		},
-		Seccomp: confine.Seccomp{Sockets: !ws.Network && l.seccomp, Metadata: l.seccomp, Kernel: l.seccomp},
+		Seccomp: confine.Seccomp{Sockets: l.seccomp, NoNetwork: !ws.Network, Metadata: l.seccomp, Kernel: l.seccomp},
 	}
 	target := append([]string{cmd.Path}, cmd.Args...)
 	if err := l.wrapHelper(cmd, ws, cfg, target, temps); err != nil {

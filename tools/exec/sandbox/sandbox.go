@@ -12,8 +12,11 @@
 //     runners). The runner re-executes itself as a small helper (see RunHelperIfRequested),
 //     which reads its config from a memfd (never argv: /proc/<pid>/cmdline is readable by
 //     all), and grants reads to the view only and writes to the workspace and a private
-//     temp directory; a seccomp filter denies what Landlock cannot (unix sockets and UDP
-//     without network, extended attributes, set-user-ID bits). See Gaps for what stays open.
+//     temp directory; a seccomp filter denies what Landlock cannot (unix sockets, UDP and
+//     TCP Fast Open without network, socket families outside an allow-list, extended
+//     attributes, set-user-ID bits), and the helper makes the command's first process a
+//     child subreaper, so that its daemons stay its own (see tools/exec's reaper). See Gaps
+//     for what stays open.
 //   - none: the command runs as it is, with a warning.
 //
 // Both set resource limits (see DefaultLimits), where they cost least and cannot be raced:

@@ -3,12 +3,19 @@
 //                socket(2), and a datagram to 127.0.0.1:PORT through it
 //   key ID       the payload of key ID, read with keyctl(KEYCTL_READ)
 //   ns           a new user namespace, the way to mount and more
-// Each prints what it achieved ("SENT", "KEY:<payload>", "NEWNS") or why it failed.
+//   tfo PORT     TCP Fast Open to 127.0.0.1:PORT, which connects inside the send, past
+//                Landlock's hook on connect(2): with sendto, sendmsg and sendmmsg and
+//                MSG_FASTOPEN, and with TCP_FASTOPEN_CONNECT then connect and write, each
+//                on a fresh socket and with its own payload ("TFO-sendto" ...)
+//   families     socket(2) of each family below, one line each: "<name>: ok" or the error
+// Each prints what it achieved ("SENT", "KEY:<payload>", "NEWNS", "SENT <way>") or why it
+// failed.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/io_uring.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +24,13 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+#ifndef TCP_FASTOPEN_CONNECT
+#define TCP_FASTOPEN_CONNECT 30
+#endif
 
 static int uring_socket(void) {
 	struct io_uring_params p;
@@ -51,6 +65,59 @@ static int uring_socket(void) {
 	return cqe->res;
 }
 
+static int fast_open(int port) {
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	const char *ways[] = {"sendto", "sendmsg", "sendmmsg", "connect"};
+	int sent = 0;
+	for (int i = 0; i < 4; i++) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		if (s < 0) { printf("%s socket: %s\n", ways[i], strerror(errno)); continue; }
+		char msg[32];
+		int n = snprintf(msg, sizeof msg, "TFO-%s\n", ways[i]);
+		struct iovec iov = {.iov_base = msg, .iov_len = n};
+		struct msghdr mh = {.msg_name = &to, .msg_namelen = sizeof to, .msg_iov = &iov, .msg_iovlen = 1};
+		struct mmsghdr mm = {.msg_hdr = mh};
+		int one = 1;
+		long r;
+		switch (i) {
+		case 0: r = sendto(s, msg, n, MSG_FASTOPEN, (struct sockaddr *)&to, sizeof to); break;
+		case 1: r = sendmsg(s, &mh, MSG_FASTOPEN); break;
+		case 2: r = sendmmsg(s, &mm, 1, MSG_FASTOPEN); break;
+		default:
+			r = setsockopt(s, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof one);
+			if (r == 0) r = connect(s, (struct sockaddr *)&to, sizeof to);
+			if (r == 0) r = write(s, msg, n);
+		}
+		if (r < 0) printf("%s: %s\n", ways[i], strerror(errno));
+		else { printf("SENT %s\n", ways[i]); sent++; }
+		close(s);
+	}
+	return sent ? 0 : 1;
+}
+
+static void families(void) {
+	struct { const char *name; int family, type, protocol; } f[] = {
+		{"inet-tcp", AF_INET, SOCK_STREAM, 0},
+		{"inet6-tcp", AF_INET6, SOCK_STREAM, IPPROTO_TCP},
+		{"netlink-route", AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */},
+		{"netlink-diag", AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */},
+		{"vsock", 40 /* AF_VSOCK */, SOCK_STREAM, 0},
+		{"alg", 38 /* AF_ALG */, SOCK_SEQPACKET, 0},
+		{"packet", AF_PACKET, SOCK_DGRAM, 0},
+		{"bluetooth", 31 /* AF_BLUETOOTH */, SOCK_STREAM, 0},
+		{"xdp", 44 /* AF_XDP */, SOCK_RAW, 0},
+	};
+	for (unsigned i = 0; i < sizeof f / sizeof f[0]; i++) {
+		int s = socket(f[i].family, f[i].type | SOCK_CLOEXEC, f[i].protocol);
+		if (s < 0) printf("%s: %s\n", f[i].name, strerror(errno));
+		else { printf("%s: ok\n", f[i].name); close(s); }
+	}
+	int pair[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0) printf("unix-pair: %s\n", strerror(errno));
+	else printf("unix-pair: ok\n");
+}
+
 int main(int argc, char **argv) {
 	if (argc == 3 && !strcmp(argv[1], "uring")) {
 		int s = uring_socket();
@@ -74,6 +141,8 @@ int main(int argc, char **argv) {
 		printf("NEWNS\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: uring PORT | key ID | ns\n");
+	if (argc == 2 && !strcmp(argv[1], "families")) { families(); return 0; }
+	if (argc == 3 && !strcmp(argv[1], "tfo")) return fast_open(atoi(argv[2]));
+	fprintf(stderr, "usage: uring PORT | key ID | ns | tfo PORT | families\n");
 	return 2;
 }

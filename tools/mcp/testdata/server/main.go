@@ -43,6 +43,7 @@ type none struct{}
 type spawnIn struct {
 	Token  string `json:"token" jsonschema:"a word that marks the process's command line"`
 	Detach bool   `json:"detach,omitempty" jsonschema:"start it in a session of its own, out of the server's process group"`
+	Script string `json:"script,omitempty" jsonschema:"what it runs (sh -c), in place of a long sleep"`
 }
 
 func text(s string) *mcp.CallToolResult {
@@ -94,7 +95,11 @@ func main() {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a background process that tries to outlive the server."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in spawnIn) (*mcp.CallToolResult, any, error) {
-			cmd := exec.Command("sh", "-c", "sleep 300; : "+in.Token)
+			script := "sleep 300"
+			if in.Script != "" {
+				script = in.Script
+			}
+			cmd := exec.Command("sh", "-c", script+"; : "+in.Token)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: in.Detach}
 			if err := cmd.Start(); err != nil {
 				return nil, nil, err

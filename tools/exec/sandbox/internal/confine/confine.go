@@ -74,9 +74,15 @@ type Rules struct {
 // it has no right for changing a file's metadata, and before ABI 9 and 10 none for unix
 // socket connections or UDP.
 type Seccomp struct {
-	// Sockets denies creating unix sockets (socketpair stays allowed), vsock sockets, and
-	// internet sockets other than TCP: so no connection to a host service's socket, no UDP.
+	// Sockets limits socket(2) and socketpair(2) to an allow-list of protocol families
+	// (unix, internet, routing netlink): every other family is closed by default.
 	Sockets bool `json:"sockets,omitempty"`
+	// NoNetwork narrows Sockets for a command without network under Landlock, which rules
+	// connect(2) and bind(2) only: no unix sockets (socketpair stays), no internet sockets
+	// but TCP, and no TCP Fast Open (MSG_FASTOPEN, TCP_FASTOPEN_CONNECT), which connects
+	// inside a send where Landlock's hook on connect never runs: so no connection to a host
+	// service's socket, no UDP, no TCP past Landlock.
+	NoNetwork bool `json:"no_network,omitempty"`
 	// Metadata denies setting extended attributes and set-user/group-ID mode bits: Landlock
 	// lets a process change the metadata of any file it owns, which as root is every file.
 	Metadata bool `json:"metadata,omitempty"`

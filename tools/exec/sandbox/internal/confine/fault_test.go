@@ -105,6 +105,14 @@ func TestRunStopsAtAFailingStep(t *testing.T) {
 		want   string
 		inject func()
 	}{
+		{"become a subreaper", func() {
+			prctl = func(o int, a2, a3, a4, a5 uintptr) error {
+				if o == unix.PR_SET_CHILD_SUBREAPER {
+					return unix.EPERM
+				}
+				return unix.Prctl(o, a2, a3, a4, a5)
+			}
+		}},
 		{"landlock: restrict", func() {
 			syscall3 = func(tr, a1, a2, a3 uintptr) (uintptr, uintptr, unix.Errno) {
 				if tr == unix.SYS_LANDLOCK_RESTRICT_SELF {

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// run is the helper's work: read the config, join the cgroup, apply Landlock, set the
+// run is the helper's work: read the config, join the cgroup, become a subreaper, apply Landlock, set the
 // limits, drop capabilities, close inherited descriptors, join an empty session keyring,
 // install the seccomp filter, exec. The order matters: Landlock would forbid writing cgroup.procs, and
 // neither the limits nor the lost capabilities may hinder the steps before.
@@ -46,6 +46,15 @@ func run(args []string) error {
 		if err := joinCgroup(dir); err != nil {
 			return fmt.Errorf("join cgroup: %w", err)
 		}
+	}
+	// The command's first process collects the orphans of its own descendants (a double
+	// fork, setsid) while it runs (the flag outlives execve): a daemon the command started
+	// and still uses comes back to it, not to the runner, whose sweep kills what comes
+	// back once another command has ended (see tools/exec's reaper). When it ends, they go
+	// on to the runner and die. Without the flag they would only be told apart by the mark
+	// in their environment, which a daemon may drop.
+	if err := prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become a subreaper: %w", err)
 	}
 	if cfg.Landlock != nil {
 		if err := restrictThread(cfg.Landlock); err != nil {

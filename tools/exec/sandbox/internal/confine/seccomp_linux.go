@@ -74,8 +74,31 @@ func filter(s Seccomp) []unix.SockFilter {
 		}
 	}
 	if s.Sockets {
-		denied := unix.SockFilter{Code: ret, K: errno(unix.EACCES)}
-		inet := []unix.SockFilter{
+		prog = append(prog, socketRules(s.NoNetwork)...)
+	}
+	return append(prog, unix.SockFilter{Code: ret, K: allow})
+}
+
+// socketRules is the part of the filter for Seccomp.Sockets: an allow-list of what
+// socket(2) and socketpair(2) may create, so that a protocol family the list does not name
+// (vsock, which no network namespace holds; AF_ALG, AF_PACKET, Bluetooth, ...) is closed
+// by default, answering EAFNOSUPPORT as on a kernel built without it. Allowed: unix,
+// internet and routing netlink sockets (getaddrinfo and getifaddrs ask the kernel's
+// routing tables), and socketpair of unix sockets. Without network (noNetwork), for
+// Landlock, whose rules see connect(2) and bind(2) and nothing else: no unix sockets (a
+// host service's socket; socketpair stays), only TCP among internet sockets, and no TCP
+// Fast Open, which connects inside sendto, sendmsg or sendmmsg (MSG_FASTOPEN in their
+// flags, which are in registers the filter can read) where Landlock's hook on connect
+// never runs; TCP_FASTOPEN_CONNECT is denied too, which defers connect's work to the
+// first write.
+func socketRules(noNetwork bool) []unix.SockFilter {
+	allowed := unix.SockFilter{Code: ret, K: allow}
+	denied := unix.SockFilter{Code: ret, K: errno(unix.EACCES)}
+	unsupported := unix.SockFilter{Code: ret, K: errno(unix.EAFNOSUPPORT)}
+	inet := []unix.SockFilter{allowed}
+	unixSocket := []unix.SockFilter{allowed}
+	if noNetwork {
+		inet = []unix.SockFilter{
 			load(argOff(1)),
 			{Code: and, K: sockMask},
 			{Code: jeq, Jt: 1, Jf: 0, K: unix.SOCK_STREAM},
@@ -83,18 +106,52 @@ func filter(s Seccomp) []unix.SockFilter {
 			load(argOff(2)),
 			{Code: jeq, Jt: 1, Jf: 0, K: 0},
 			{Code: jeq, Jt: 0, Jf: 1, K: unix.IPPROTO_TCP},
-			{Code: ret, K: allow},
+			allowed,
 			denied,
 		}
-		body := []unix.SockFilter{load(argOff(0))}
-		body = append(body, ifEq(unix.AF_UNIX, denied)...)
-		body = append(body, ifEq(unix.AF_VSOCK, denied)...)
-		body = append(body, ifEq(unix.AF_INET, inet...)...)
-		body = append(body, ifEq(unix.AF_INET6, inet...)...)
-		body = append(body, unix.SockFilter{Code: ret, K: allow})
-		prog = append(prog, ifEq(unix.SYS_SOCKET, body...)...)
+		unixSocket = []unix.SockFilter{denied}
 	}
-	return append(prog, unix.SockFilter{Code: ret, K: allow})
+	netlink := []unix.SockFilter{
+		load(argOff(2)),
+		{Code: jeq, Jt: 0, Jf: 1, K: unix.NETLINK_ROUTE},
+		allowed,
+		{Code: ret, K: errno(unix.EPROTONOSUPPORT)},
+	}
+	socket := []unix.SockFilter{load(argOff(0))}
+	socket = append(socket, ifEq(unix.AF_UNIX, unixSocket...)...)
+	socket = append(socket, ifEq(unix.AF_INET, inet...)...)
+	socket = append(socket, ifEq(unix.AF_INET6, inet...)...)
+	socket = append(socket, ifEq(unix.AF_NETLINK, netlink...)...)
+	socket = append(socket, unsupported)
+	prog := ifEq(unix.SYS_SOCKET, socket...)
+	prog = append(prog, ifEq(unix.SYS_SOCKETPAIR,
+		load(argOff(0)),
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.AF_UNIX},
+		allowed,
+		unsupported,
+	)...)
+	if !noNetwork {
+		return prog
+	}
+	fastOpen := []unix.SockFilter{
+		{Code: jset, Jt: 0, Jf: 1, K: unix.MSG_FASTOPEN},
+		{Code: ret, K: errno(unix.EPERM)},
+		allowed,
+	}
+	for _, c := range []struct {
+		nr       uint32
+		flagsArg int
+	}{{unix.SYS_SENDTO, 3}, {unix.SYS_SENDMSG, 2}, {unix.SYS_SENDMMSG, 3}} {
+		prog = append(prog, ifEq(c.nr, append([]unix.SockFilter{load(argOff(c.flagsArg))}, fastOpen...)...)...)
+	}
+	return append(prog, ifEq(unix.SYS_SETSOCKOPT,
+		load(argOff(1)),
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 3, K: unix.IPPROTO_TCP},
+		load(argOff(2)),
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.TCP_FASTOPEN_CONNECT},
+		unix.SockFilter{Code: ret, K: errno(unix.EPERM)},
+		allowed,
+	)...)
 }
 
 // FilterProgram returns the filter for s as the raw sock_filter array that bwrap's
