@@ -329,7 +329,8 @@ const PrevSuffix = ".prev"
 // PrepareOut makes dir ready for one run, by one rule, so that a run's index and reports
 // show that run alone (a second run into the same folder once listed the first one's
 // rows too):
-//   - missing or empty: created;
+//   - missing or empty (nothing but empty directories, such as one made for
+//     --keep-workspaces' TMPDIR): created;
 //   - resume (the run continues the one in dir: --resume, --rerun-failed): kept;
 //   - holding an earlier run's output (merge.IsOutput): moved to dir+PrevSuffix, which
 //     replaces the one before it (one earlier run kept, and a CI machine that reuses its
@@ -339,9 +340,9 @@ const PrevSuffix = ".prev"
 //
 // A dir+PrevSuffix that is neither runner's output nor empty is refused too.
 func PrepareOut(dir string, resume bool) (moved string, err error) {
-	entries, err := os.ReadDir(dir)
+	_, err = os.ReadDir(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), err == nil && (len(entries) == 0 || resume):
+	case errors.Is(err, fs.ErrNotExist), err == nil && (resume || holdsNoFile(dir)):
 		return "", os.MkdirAll(dir, 0o755)
 	case err != nil:
 		return "", err
@@ -363,4 +364,18 @@ func PrepareOut(dir string, resume bool) (moved string, err error) {
 		return "", fmt.Errorf("%s holds an earlier run; moving it aside: %w", dir, err)
 	}
 	return prev, os.MkdirAll(dir, 0o755)
+}
+
+// holdsNoFile reports whether dir holds nothing but (empty) directories, looking at no
+// more than a thousand entries.
+func holdsNoFile(dir string) bool {
+	n, none := 0, true
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if n++; err != nil || n > 1000 || !d.IsDir() {
+			none = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return none
 }

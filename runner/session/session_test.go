@@ -112,13 +112,20 @@ func TestPrepareOut(t *testing.T) {
 		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		assert.NilError(t, os.WriteFile(p, []byte(s), 0o644))
 	}
-	// Missing, then empty: used as it is.
+	// Missing, then empty, then holding only an empty directory (made for the kept
+	// workspaces): used as it is.
 	dir := filepath.Join(root, "out")
-	for range 2 {
+	for i := range 3 {
 		moved, err := PrepareOut(dir, false)
 		assert.NilError(t, err)
 		assert.Equal(t, moved, "")
+		if i == 1 {
+			assert.NilError(t, os.MkdirAll(filepath.Join(dir, "workspaces", "a"), 0o755))
+		}
 	}
+	_, err := os.Stat(filepath.Join(dir, "workspaces", "a"))
+	assert.NilError(t, err)
+	assert.NilError(t, os.RemoveAll(filepath.Join(dir, "workspaces")))
 	// A run's (its manifest) is moved aside; so is bench's (a manifest per model folder).
 	for _, marker := range []string{merge.ManifestFile, "ollama-qwen3/" + merge.ManifestFile, "bench.json"} {
 		write(filepath.Join(dir, marker), "")
