@@ -143,19 +143,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 
 	tctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	// AfterFunc costs no goroutine until the context ends. On a timeout, what the
-	// processes were doing is read just before they are killed, for the message.
-	var stuckMu sync.Mutex
-	var stuckAt Stuck
-	stop := context.AfterFunc(tctx, func() {
-		if ctx.Err() == nil {
-			st := stuck(pgid)
-			stuckMu.Lock()
-			stuckAt = st
-			stuckMu.Unlock()
-		}
-		killGroup(pgid)
-	})
+	kill := killWhenDone(ctx, tctx, pgid)
 
 	buf := newCapture(OutputLimit)
 	var all io.Writer = buf
@@ -173,7 +161,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	// Wait for the leader, without reaping it where the platform can (see awaitLeader),
 	// then kill what is left of its group.
 	awaitLeader(cmd, pgid)
-	stop()
+	kill.stop()
 	killGroup(pgid)
 	_ = cmd.Wait() // a non-zero exit is an *ExitError; ProcessState describes it
 	out.duration = time.Since(start)
@@ -191,14 +179,43 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 
 	out.timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if out.timedOut {
-		stuckMu.Lock()
-		out.stuck = stuckAt
-		stuckMu.Unlock()
+		out.stuck = kill.stuck()
 	}
 	out.canceled = ctx.Err() != nil
 	out.exitCode, out.signal = exitStatus(cmd.ProcessState)
 	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
 	return out, nil
+}
+
+// groupKill kills a command's process group when its context (tctx, under ctx) ends.
+type groupKill struct {
+	stop func() bool
+	mu   sync.Mutex
+	at   Stuck
+}
+
+// killWhenDone arms the kill; AfterFunc costs no goroutine until the context ends. When
+// the timeout ends it (not ctx), what the processes were doing is read just before they
+// are killed, for the message.
+func killWhenDone(ctx, tctx context.Context, pgid int) *groupKill {
+	k := &groupKill{}
+	k.stop = context.AfterFunc(tctx, func() {
+		if ctx.Err() == nil {
+			st := stuck(pgid)
+			k.mu.Lock()
+			k.at = st
+			k.mu.Unlock()
+		}
+		killGroup(pgid)
+	})
+	return k
+}
+
+// stuck is what the processes were doing when the timeout killed them (see Stuck).
+func (k *groupKill) stuck() Stuck {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.at
 }
 
 // stdinOf keeps a nil *os.File from becoming a non-nil io.Reader.
