@@ -81,13 +81,15 @@ junit-check:
 ## e2e-ollama: runner against the real Ollama server: built from the module go.mod requires
 ## (once per version, into ~/.cache/runner/ollama-server; 10-20 min cold on 2 cores, needs
 ## g++, nlohmann-json3-dev and libstb-dev) or OLLAMA_BIN=/path/to/ollama to use your own,
-## serving a tiny deterministic model generated in Go (tests/ollama).
+## serving a deterministic model generated in Go (tests/ollama), tiny and in a real model's
+## shape (bigram.Shapes: RUNNER_OLLAMA_SHAPES=llama3.2-1b,llama3-8b adds shapes for a GPU).
 e2e-ollama:
 	$(GO) test -tags=$(BUILDTAGS),ollama_e2e -count=1 -timeout 45m -v ./tests/ollama/
 
-## bench-ollama: runner's overhead per step against a bare client sending the same requests
-## to the same real Ollama server and model, alternated in one run (builds the server as
-## e2e-ollama does).
+## bench-ollama: per model shape (tiny, small, and RUNNER_OLLAMA_SHAPES), the loads runner bench
+## counts and their time against the server's log, and runner's overhead per step against a bare
+## client sending the same requests to the same real Ollama server and model, alternated in one
+## run (builds the server as e2e-ollama does).
 bench-ollama:
 	RUNNER_BENCH_OLLAMA=1 $(GO) test -tags=$(BUILDTAGS),ollama_e2e -count=1 -timeout 45m -run 'TestOverhead' -v ./tests/ollama/
 

@@ -55,6 +55,11 @@ type Workspace struct {
 	// results directory runner made for one verification command (bwrap binds each
 	// read-write; Landlock grants writes).
 	Writable []string
+	// EndpointPort, when set, is the one TCP port commands may connect to without
+	// Network: runner's model endpoint on the host's loopback, for an external agent under
+	// Landlock (bwrap, which has a network of its own, reaches it through a Unix socket
+	// bound in; see runner/endpoint).
+	EndpointPort int
 	// Mount, when set, is the absolute path the workspace has inside a task's container
 	// (its workdir, /app): absolute paths under it name workspace paths, so /app/a.txt
 	// is a.txt.
@@ -148,7 +153,7 @@ func (w *Workspace) View(readOnly ...string) *Workspace {
 	return &Workspace{
 		dir: w.dir, orig: w.orig, root: w.root, parent: owner,
 		Env: w.Env, Network: w.Network, Limits: w.Limits, Sandbox: w.Sandbox, CacheDir: w.CacheDir,
-		CacheWritable: w.CacheWritable, CacheSkip: w.CacheSkip, Mount: w.Mount, NoWorkspaceCode: w.NoWorkspaceCode,
+		CacheWritable: w.CacheWritable, CacheSkip: w.CacheSkip, Mount: w.Mount, NoWorkspaceCode: w.NoWorkspaceCode, EndpointPort: w.EndpointPort,
 		ReadOnly: append(append([]string(nil), w.ReadOnly...), readOnly...),
 		Writable: append([]string(nil), w.Writable...),
 	}

@@ -72,8 +72,6 @@ type Outcome struct {
 	// Notes explain answers without a tool call that the server, not the model, most
 	// likely emptied: cut off by the token limit, or empty after generated tokens.
 	Notes []string
-	// Reloads counts the requests for which the server (re)loaded the model.
-	Reloads int
 	// Err is the infrastructure failure behind StopError, or the recorder's failure.
 	Err error
 }
@@ -121,9 +119,6 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		}
 		out.Steps = step
 		out.Usage.Add(resp.Usage)
-		if resp.Usage.Loaded() {
-			out.Reloads++
-		}
 		out.MaxPrompt = max(out.MaxPrompt, resp.Usage.PromptTokens)
 		// Ids first: the response event, the decision and the tool call show the same one.
 		calls := withIDs(resp.ToolCalls, step)

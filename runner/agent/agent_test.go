@@ -432,15 +432,17 @@ func TestOneCallIDEverywhere(t *testing.T) {
 	assert.DeepEqual(t, ids, []string{"call_1_1", "call_1_1", "call_1_1"})
 }
 
-// TestReloadsCounted: a request whose load_duration shows a (re)load counts once.
-func TestReloadsCounted(t *testing.T) {
+// TestLoadDurationIsNoReload: the server's load_duration is summed as it says it, and
+// counts no reload: on a big model every request spends tens of milliseconds there
+// (issue 26: 30 "reloads" in 15 cells where the server loaded 3 times). Loads are
+// counted by runner bench from /api/ps.
+func TestLoadDurationIsNoReload(t *testing.T) {
 	first := calls(call("list_dir", `{}`))
 	first.Usage.LoadDuration = result.Millis(1500 * time.Millisecond)
 	done := calls(call("task_complete", `{"summary":"ok"}`))
-	done.Usage.LoadDuration = result.Millis(200 * time.Microsecond) // a loaded model: no reload
+	done.Usage.LoadDuration = result.Millis(200 * time.Microsecond)
 	m := &scripted{responses: []*model.Response{first, done}}
 	cfg, _, _ := setup(t, m, task.Approval{Mode: task.ModeAuto})
 	out := Run(context.Background(), cfg)
-	assert.Equal(t, out.Reloads, 1)
 	assert.Equal(t, out.Usage.LoadDuration.Duration(), 1500*time.Millisecond+200*time.Microsecond)
 }

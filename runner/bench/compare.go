@@ -41,6 +41,10 @@ type Comparison struct {
 	// Changed lists task files whose content differs from the baseline's (SHA-256): their
 	// rows compare different tasks.
 	Changed []string `json:"changed,omitempty"`
+	// Setup lists what differs in where the two benches ran (GPUs, placement, context,
+	// server version, slots), said before any verdict: a model that spilled to CPU is
+	// not a model that got worse.
+	Setup []string `json:"setup_changed,omitempty"`
 }
 
 // Delta compares one model, or one of its scenarios, with the baseline.
@@ -132,7 +136,7 @@ func (c Comparison) rows(keep func(Delta) bool) []Delta {
 // each family (see FamilyModels) at family-wise level alpha. Identical or
 // noisy-but-insignificant results are neither.
 func Compare(base, cur *Report, alpha float64) Comparison {
-	c := Comparison{Alpha: alpha}
+	c := Comparison{Alpha: alpha, Setup: setupChanges(base, cur)}
 	baseModels := map[string]*ModelResult{}
 	for i := range base.Models {
 		baseModels[base.Models[i].Name] = &base.Models[i]
@@ -250,6 +254,9 @@ func (c *Comparison) add(model, scenario string, base, cur Stats) {
 // a one-line verdict.
 func (c Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
+	for _, d := range c.Setup {
+		fmt.Fprintf(&b, "warning: the benches ran on different setups: %s\n", d)
+	}
 	regs := c.Regressions()
 	for _, r := range regs {
 		fmt.Fprintf(&b, "REGRESSION %s: %s\n", r.label(), r.describe())

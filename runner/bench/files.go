@@ -75,8 +75,8 @@ func ReadFile(path string) (*Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: not a bench report: %w", path, err)
 	}
-	if r.Version != FormatVersion && r.Version != 1 {
-		return nil, fmt.Errorf("%s: bench report format version %d, this runner reads version %d", path, r.Version, FormatVersion)
+	if r.Version < 1 || r.Version > FormatVersion {
+		return nil, fmt.Errorf("%s: bench report format version %d, this runner reads versions 1 to %d", path, r.Version, FormatVersion)
 	}
 	return &r, nil
 }

@@ -17,8 +17,13 @@ import (
 // heat map, and each model's pass rate with its 95% interval as a chart.
 func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 	ranked := Ranked(r)
-	page := htmlPage{Report: r, Ranked: ranked, K: r.Repeat, Chart: chart(ranked)}
+	page := htmlPage{Report: r, Ranked: ranked, K: r.Repeat, Chart: chart(ranked), MachineText: gpuNames(r)}
+	for _, m := range r.Models {
+		page.ModelRows = append(page.ModelRows, modelRow{ModelResult: m, Placement: placementText(r, m), Marked: cpuPlacement(r, m) != "", Size: sizeText(m), Loads: loadsText(m)})
+	}
+	page.TimeLines, page.TimeNote = timeLines(r.Models), timeNote
 	if cmp != nil {
+		page.Setup = cmp.Setup
 		page.Compared = true
 		page.Rows = len(cmp.Rows)
 		page.Alpha = cmp.Alpha
@@ -43,6 +48,13 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 
 type htmlPage struct {
 	*Report
+	ModelRows   []modelRow
+	MachineText string
+	// TimeLines are bench.md's Time section, one line per model (plain text: the page
+	// escapes it).
+	TimeLines   []string
+	TimeNote    string
+	Setup       []string
 	Ranked      []ModelResult
 	K           int
 	Chart       svgChart
@@ -53,6 +65,14 @@ type htmlPage struct {
 	Regressions []Delta
 	// Improvements and Exploratory (per-scenario drops that do not gate) follow them.
 	Improvements, Exploratory []Delta
+}
+
+// modelRow is a model's row of the models table, with its placement and loads as text.
+type modelRow struct {
+	ModelResult
+	Placement, Size, Loads string
+	// Marked is a model partly on CPU, or on CPU beside a GPU.
+	Marked bool
 }
 
 type gridRow struct {
@@ -234,16 +254,29 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 
 <h2>Models</h2>
 <table>
-<thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>warm-up</th><th>reloads (load ms)</th></tr></thead>
+<thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>server</th><th>placement</th><th>size</th><th>warm-up</th><th>loads (ms)</th></tr></thead>
 <tbody>
-{{- range .Models}}
-<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td>{{end}}<td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{if eq .Status "ran"}}{{.Reloads}} ({{printf "%.0f" .Load.Ms}}){{end}}</td></tr>
+{{- range .ModelRows}}
+<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td><td>{{.ServerVersion}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td><td></td>{{end}}<td{{if .Marked}} class="reg"{{end}}>{{.Placement}}</td><td>{{.Size}}</td><td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{.Loads}}</td></tr>
 {{- end}}
 </tbody>
 </table>
+{{- if .MachineText}}
+<p>Machine (from the {{.Machine.Source}}): {{.MachineText}}.</p>
+{{- end}}
+{{- if .TimeLines}}
+
+<h2>Time</h2>
+<ul>{{range .TimeLines}}<li>{{.}}.</li>{{end}}</ul>
+<p>{{.TimeNote}}</p>
+{{- end}}
 {{- if .Compared}}
 
 <h2>Against the baseline</h2>
+{{- if .Setup}}
+<p class="reg">The benches ran on different setups; the pass rates compare, the times may not:</p>
+<ul>{{range .Setup}}<li>{{.}}</li>{{end}}</ul>
+{{- end}}
 <p>One-sided Fisher exact tests on pass counts over {{.Rows}} rows, Holm-corrected at alpha {{.Alpha}} within each family: the models' totals (gating) and the scenarios (exploratory).</p>
 {{- if .Regressions}}
 <ul>{{range .Regressions}}<li class="reg">{{label .}}: {{delta .}}</li>{{end}}</ul>

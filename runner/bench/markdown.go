@@ -76,7 +76,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 		b.WriteString("\n")
 	}
 
-	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | warm-up | reloads (load ms) |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | server | placement | size | warm-up | loads (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.Models {
 		status := m.Status
 		if m.Reason != "" {
@@ -87,12 +87,17 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 			if len(digest) > 12 {
 				digest = digest[:12]
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d (%.0f) |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
-				contextText(p.ContextLength, p.LoadedContext), cell(digest), m.WarmUp.Duration().Round(time.Millisecond), m.Reloads, m.Load.Ms())
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
+				contextText(p.ContextLength, p.LoadedContext), cell(digest), cell(p.ServerVersion), cell(placementText(r, m)), sizeText(m),
+				m.WarmUp.Duration().Round(time.Millisecond), loadsText(m))
 		} else {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | | |\n", cell(m.Name), cell(status))
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | | | | |\n", cell(m.Name), cell(status))
 		}
 	}
+	if r.Machine != nil {
+		fmt.Fprintf(&b, "\nMachine (from the %s): %s.\n", cell(r.Machine.Source), cell(gpuNames(r)))
+	}
+	writeTime(&b, r.Models)
 	if cmp != nil {
 		writeRows(&b, cmp)
 	}
@@ -237,6 +242,89 @@ func contextText(max, loaded int) string {
 	return ""
 }
 
+// placementText is where the model ran, marked when a reader could take CPU time for a
+// slower model.
+func placementText(r *Report, m ModelResult) string {
+	p := m.Placement
+	if p == nil {
+		return ""
+	}
+	text := p.Processor()
+	if p.ContextLength > 0 {
+		text += fmt.Sprintf(", context %d", p.ContextLength)
+	}
+	if cpuPlacement(r, m) != "" {
+		text = "⚠ " + text
+	}
+	return text
+}
+
+// sizeText is the loaded model's size in memory.
+func sizeText(m ModelResult) string {
+	if m.Placement == nil || m.Placement.Size <= 0 {
+		return ""
+	}
+	if size := float64(m.Placement.Size); size < 1e9 {
+		return fmt.Sprintf("%.1f MB", size/1e6)
+	}
+	return fmt.Sprintf("%.2f GB", float64(m.Placement.Size)/1e9)
+}
+
+// loadsText is how many times the server loaded the model, and how long that took.
+func loadsText(m ModelResult) string {
+	if m.Status != ModelRan {
+		return ""
+	}
+	text := fmt.Sprintf("%d (%.0f)", m.LoadCount, m.Load.Ms())
+	if m.CellLoads > 0 {
+		text += fmt.Sprintf(", %d while cells ran", m.CellLoads)
+	}
+	if m.LoggedLoads != nil {
+		text += fmt.Sprintf(", log: %d", *m.LoggedLoads)
+	}
+	return text
+}
+
+// writeTime says how each model's cells ran at once and where their time went, so a
+// parallel run's waits are not read as a slower model.
+func writeTime(b *strings.Builder, models []ModelResult) {
+	lines := timeLines(models)
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n## Time\n\n")
+	for _, l := range lines {
+		fmt.Fprintf(b, "- %s.\n", cell(l))
+	}
+	b.WriteString("\n" + timeNote + "\n")
+}
+
+const timeNote = "Wall and cell times exclude the server's loads (counted in the models table), so a reload is not read as a slower model; waiting is requests queued at the server for a slot, or for their turn in a batch shared with other requests. Ollama keeps num_ctx tokens of context per slot: more slots, more memory."
+
+// timeLines are the Time section's lines, one per model that ran, as plain text.
+func timeLines(models []ModelResult) []string {
+	var lines []string
+	for _, m := range models {
+		p := m.Parallel
+		if m.Status != ModelRan || p.Cells == 0 {
+			continue
+		}
+		slots := "unknown: give the server's log with --ollama-log"
+		if p.Slots > 0 {
+			slots = fmt.Sprint(p.Slots)
+		}
+		line := fmt.Sprintf("%s: up to %d cell(s) at once (server slots: %s); the cells took %.2f s of wall time for %.2f s of their own (%.2f at once on average), loads excluded",
+			m.Name, p.Cells, slots, p.Wall.Seconds(), p.CellTime.Seconds(), p.Concurrency())
+		if p.Requests > 0 && p.PromptEval+p.Eval > 0 {
+			n := float64(p.Requests)
+			line += fmt.Sprintf("; per request, on the server: prompt %.1f ms, generation %.1f ms, scheduling %.1f ms, waiting %.1f ms",
+				p.PromptEval.Ms()/n, p.Eval.Ms()/n, p.Schedule.Ms()/n, p.Wait.Ms()/n)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
 // cell escapes text for a markdown table cell (markdown.Cell): scenario and model names,
 // reasons and probe data come from task files, agents and servers, and none of it may be
 // a live link, image or HTML in bench.md.
@@ -246,6 +334,13 @@ func cell(s string) string { return markdown.Cell(s, 0) }
 // then the improvements, then what could not be seen at this sample size.
 func writeVerdict(b *strings.Builder, cmp *Comparison) {
 	b.WriteString("## Verdict\n\n")
+	if len(cmp.Setup) > 0 {
+		b.WriteString("⚠ The benches ran on different setups; the pass rates compare, the times may not:\n\n")
+		for _, d := range cmp.Setup {
+			fmt.Fprintf(b, "- %s\n", cell(d))
+		}
+		b.WriteString("\n")
+	}
 	regs, ups := cmp.Regressions(), cmp.Improvements()
 	if len(cmp.Missing) > 0 && !cmp.AllowMissing {
 		fmt.Fprintf(b, "**%d row(s) of the baseline not measured now**, which fails the comparison (`--allow-missing` accepts them): %s.\n\n",

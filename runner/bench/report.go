@@ -17,9 +17,11 @@ import (
 	"github.com/agentrunner/runner/runner/result"
 )
 
-// FormatVersion is the version of the bench.json format; readers reject other versions
-// but 1 (2 made every duration a *_ms field; version 1 files read through the old keys).
-const FormatVersion = 2
+// FormatVersion is the version of the bench.json format; readers reject later versions
+// (2 made every duration a *_ms field, version 1 files read through the old keys; 3
+// counts loads from the server's /api/ps and records where each model ran: version 2's
+// "reloads", a count of requests with a long load_duration, is not read).
+const FormatVersion = 3
 
 // Report is bench.json: a whole benchmark.
 type Report struct {
@@ -30,6 +32,9 @@ type Report struct {
 	Started  time.Time     `json:"started"`
 	Duration result.Millis `json:"duration_ms"`
 	Host     Host          `json:"host"`
+	// Machine is the model server's hardware, where its log was given (--ollama-log):
+	// Ollama's API does not say.
+	Machine *Machine `json:"machine,omitempty"`
 	// Repeat is how many times each (model, scenario) cell was planned to run.
 	Repeat int `json:"repeat"`
 	// Budget is what stopped new cells from starting, when set.
@@ -48,6 +53,14 @@ type Host struct {
 	OS   string `json:"os"`
 	Arch string `json:"arch"`
 	CPUs int    `json:"cpus"`
+}
+
+// Machine is the hardware a model server found, from its log.
+type Machine struct {
+	// GPUs are its devices; one named "cpu" when it found no GPU.
+	GPUs []model.GPU `json:"gpus"`
+	// Source is where this was read ("server log").
+	Source string `json:"source"`
 }
 
 // Budget limits a bench: new cells stop starting once either is spent (0: no limit).
@@ -86,18 +99,83 @@ type ModelResult struct {
 	Reason string `json:"reason,omitempty"`
 	// Probe is what the server said about the model before the run (Ollama).
 	Probe *model.Info `json:"probe,omitempty"`
-	// WarmUp is the time the warm-up request took (loading the model), kept out of the
-	// timings.
+	// WarmUp is the time of the model's first load, before its cells (a few
+	// milliseconds when the model was loaded so already).
 	WarmUp result.Millis `json:"warm_up_ms,omitempty"`
-	// Load is the time the server spent loading the model during the cells, warm-up
-	// excluded (Ollama's load_duration, summed), and Reloads how many requests loaded
-	// it: a reload's seconds would otherwise hide in the cells' wall time.
-	Load    result.Millis `json:"load_ms"`
-	Reloads int           `json:"reloads"`
+	// Placement is where the server held the model for its first cells (/api/ps): the
+	// share in GPU memory, its size and the context it was loaded with. Loads holds the
+	// placement of each later load.
+	Placement *model.Placement `json:"placement,omitempty"`
+	// Loads are the loads runner asked the server for: one before the first cell, one
+	// for each group of cells with other options (num_ctx), and one before a cell that
+	// found the model unloaded. Each says whether the server did load the model.
+	Loads []model.Load `json:"loads,omitempty"`
+	// LoadCount is how many times the server loaded the model during the model's turn:
+	// the asked loads it did, and CellLoads, the loads /api/ps showed while cells ran,
+	// unasked. Load is their time: the asked loads' requests, and the waits of the
+	// cells that ran during an unasked one, kept out of those cells' times.
+	LoadCount int           `json:"load_count"`
+	CellLoads int           `json:"cell_loads,omitempty"`
+	Load      result.Millis `json:"load_ms"`
+	// LoggedLoads is how many loads the server's log shows during the model's turn,
+	// where it was given (--ollama-log).
+	LoggedLoads *int `json:"logged_loads,omitempty"`
+	// Parallel is how the cells ran at once and where their time went.
+	Parallel Parallel `json:"parallel"`
 	// OutDir holds the model's transcripts and result files.
 	OutDir    string           `json:"out_dir"`
 	Summary   Stats            `json:"summary"`
 	Scenarios []ScenarioResult `json:"scenarios"`
+}
+
+// Parallel is how a model's cells ran at once, and where their time went.
+type Parallel struct {
+	// Cells is how many cells ran at once at most (-j, capped at Slots when known).
+	Cells int `json:"cells"`
+	// Slots is how many requests the server runs at once for the model (Ollama's
+	// OLLAMA_NUM_PARALLEL), where its log says (0: unknown). The server keeps a context
+	// of num_ctx tokens for each slot.
+	Slots int `json:"slots,omitempty"`
+	// Wall is the model's cells from the first start to the last end, loads between
+	// groups excluded; CellTime is their own times summed (loads kept out). CellTime over
+	// Wall is how many ran at once on average.
+	Wall     result.Millis `json:"wall_ms"`
+	CellTime result.Millis `json:"cell_time_ms"`
+	// Requests is the cells' model requests; the rest are the server's own times summed
+	// over them (Ollama): reading prompts, generating, being scheduled (a load included),
+	// and waiting (its total time less the other three: for a free slot, or for other
+	// requests' turn in a batch they share; it grows with the cells run at once).
+	Requests   int           `json:"requests"`
+	PromptEval result.Millis `json:"prompt_eval_ms,omitempty"`
+	Eval       result.Millis `json:"eval_ms,omitempty"`
+	Schedule   result.Millis `json:"schedule_ms,omitempty"`
+	Wait       result.Millis `json:"wait_ms,omitempty"`
+}
+
+// Concurrency is how many cells ran at once on average (0 when nothing ran).
+func (p Parallel) Concurrency() float64 {
+	if p.Wall <= 0 {
+		return 0
+	}
+	return float64(p.CellTime) / float64(p.Wall)
+}
+
+// time fills the figures from a model's run and its cells.
+func (p *Parallel) time(run result.Run, cells []result.Scenario, loads result.Millis) {
+	p.Wall = max(run.Duration-loads, 0)
+	var server result.Millis
+	for _, c := range cells {
+		if c.Stop == result.StopNotRun {
+			continue
+		}
+		p.CellTime += c.Duration - c.LoadTime
+		p.Requests += c.Steps
+		p.PromptEval += c.Usage.PromptEvalTime
+		p.Eval += c.Usage.EvalTime
+		p.Schedule += c.Usage.ScheduleTime
+		server += c.Usage.ServerTime
+	}
+	p.Wait = max(server-p.PromptEval-p.Eval-p.Schedule, 0)
 }
 
 // ScenarioResult is one (model, scenario) cell: its repeats and their statistics.

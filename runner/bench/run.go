@@ -52,6 +52,9 @@ type Options struct {
 	// Checkpoint, when set, gets the report so far after each model (later models not
 	// yet in it), so a bench killed midway leaves the finished models' reports on disk.
 	Checkpoint func(*Report)
+	// ServerLog, when set, is the Ollama server's log file: runner reads the machine's
+	// GPUs, each model's parallel slots and the loads the server logged from it.
+	ServerLog string
 	// Warn receives warnings as they happen ("runner: warning: ...").
 	Warn io.Writer
 	Now  func() time.Time
@@ -78,6 +81,13 @@ func Run(ctx context.Context, opts Options) *Report {
 		Tasks:  taskFiles(opts.Tasks),
 	}
 	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: &suite.CostBudget{USD: opts.BudgetUSD}}
+	var warnings []string
+	warnf := func(w string) {
+		_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
+		warnings = append(warnings, w)
+	}
+	slog := openServerLog(opts.ServerLog, warnf)
+	rep.Machine = slog.machine()
 	for _, name := range opts.Models {
 		mr := ModelResult{Name: name, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name))}
 		var cells []result.Scenario
@@ -90,24 +100,7 @@ func Run(ctx context.Context, opts Options) *Report {
 			}
 			cells = unrun(opts.Tasks, repeat, name, mr.Reason)
 		default:
-			if reason := prepare(ctx, &mr, opts.Open); reason != "" {
-				mr.Status, mr.Reason = ModelSkipped, reason
-				cells = unrun(opts.Tasks, repeat, name, reason)
-				break
-			}
-			if opts.OnModel != nil {
-				opts.OnModel(mr)
-			}
-			run := runModel(ctx, name, mr.OutDir, opts, b)
-			cells = run.Scenarios
-			if opts.OnModelDone != nil {
-				opts.OnModelDone(mr, run)
-			}
-			mr.Load, mr.Reloads = loads(cells)
-			for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), reloadWarnings(name, mr)...) {
-				_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
-				rep.Warnings = append(rep.Warnings, w)
-			}
+			cells = benchModel(ctx, &mr, opts, b, slog, warnf)
 		}
 		if mr.Status != ModelRan && opts.OnModel != nil {
 			opts.OnModel(mr)
@@ -116,50 +109,127 @@ func Run(ctx context.Context, opts Options) *Report {
 		rep.Models = append(rep.Models, mr)
 		if opts.Checkpoint != nil && len(rep.Models) < len(opts.Models) {
 			rep.Duration = result.Millis(now().Sub(rep.Started))
+			rep.Warnings = warnings
 			opts.Checkpoint(rep)
 		}
 	}
+	for _, w := range placementWarnings(rep) {
+		warnf(w)
+	}
+	rep.Warnings = warnings
 	rep.Budget.Spent = rep.Budget.Spent || b.wasSpent()
 	rep.Duration = result.Millis(now().Sub(rep.Started))
 	return rep
 }
 
-// prepare opens, probes and warms up a model, filling mr; it returns why the model
-// cannot be benchmarked, or "".
-func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions) string {
+// benchModel is one model's turn: probe and first load, its cells, then its loads, time
+// and warnings; it returns the model's cells (not run ones when it was skipped).
+func benchModel(ctx context.Context, mr *ModelResult, opts Options, b *budget, slog *serverLog, warnf func(string)) []result.Scenario {
+	name, repeat := mr.Name, max(opts.Repeat, 1)
+	mark := slog.mark()
+	ld, reason := prepare(ctx, mr, opts.Open, opts.Tasks, func(w string) { warnf(name + ": " + w) })
+	if reason != "" {
+		mr.Status, mr.Reason = ModelSkipped, reason
+		return unrun(opts.Tasks, repeat, name, reason)
+	}
+	if first := ld.first(); first != nil {
+		mr.WarmUp, mr.Placement = first.Duration, first.Placement
+	}
+	mr.Parallel = Parallel{Cells: max(opts.Parallel, 1), Slots: slog.slots(mark)}
+	if mr.Parallel.Slots > 0 && mr.Parallel.Cells > mr.Parallel.Slots {
+		// More cells than slots would only queue at the server, their wait counted in
+		// their times as if the model were slower.
+		warnf(fmt.Sprintf("%s: -j %d but the server runs %d request(s) at once for it (its log): cells ran %d at a time",
+			name, mr.Parallel.Cells, mr.Parallel.Slots, mr.Parallel.Slots))
+		mr.Parallel.Cells = mr.Parallel.Slots
+	}
+	if opts.OnModel != nil {
+		opts.OnModel(*mr)
+	}
+	run := runModel(ctx, name, mr.OutDir, opts, b, mr.Parallel.Cells, ld)
+	if opts.OnModelDone != nil {
+		opts.OnModelDone(*mr, run)
+	}
+	cells := run.Scenarios
+	sum := ld.summary(cells)
+	mr.Loads, mr.LoadCount, mr.CellLoads, mr.Load = sum.asked, sum.count, sum.unasked, sum.time
+	var later result.Millis // the loads between groups, inside the run's wall time
+	for _, l := range sum.asked[min(1, len(sum.asked)):] {
+		later += l.Duration
+	}
+	mr.Parallel.time(run, cells, later)
+	if logged := slog.since(mark); slog.ok() {
+		mr.LoggedLoads = &logged.Loads
+		if logged.Parallel > 0 {
+			mr.Parallel.Slots = logged.Parallel
+		}
+	}
+	for _, w := range append(contextWarnings(name, mr.Probe, opts.Tasks, cells), loadWarnings(name, *mr)...) {
+		warnf(w)
+	}
+	if mr.LoggedLoads != nil && *mr.LoggedLoads != mr.LoadCount {
+		warnf(fmt.Sprintf("%s: the server's log shows %d load(s) during the model's turn where runner saw %d through /api/ps: another client used the server, or a reload left the same placement behind",
+			name, *mr.LoggedLoads, mr.LoadCount))
+	}
+	return cells
+}
+
+// prepare opens and probes a model, and loads it with the options of the cells that
+// run first, filling mr; it returns the model's loads and why the model cannot be
+// benchmarked, or "".
+func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions, tasks []*task.Task, warn func(string)) (*loads, string) {
 	m, err := providers.Open(mr.Name, open)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	info, err := providers.Probe(ctx, m)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	mr.Probe = info
 	if info != nil && !info.Tools {
-		return fmt.Sprintf("the model has no tools capability (capabilities: %s)", strings.Join(info.Capabilities, ", "))
+		return nil, fmt.Sprintf("the model has no tools capability (capabilities: %s)", strings.Join(info.Capabilities, ", "))
 	}
-	start := time.Now()
-	loaded, err := providers.WarmUp(ctx, m)
-	if err != nil {
-		return err.Error()
+	loader, ok := providers.FindLoader(m)
+	if !ok {
+		return nil, ""
 	}
-	if info != nil { // a model its server describes is one that loads (Ollama)
-		mr.WarmUp = result.Millis(time.Since(start))
-		info.LoadedContext = loaded
+	ld := newLoads(loader, warn)
+	first := firstGroup(tasks)
+	if err := ld.load(ctx, first); err != nil {
+		return nil, err.Error() // the server answered the probe but cannot load the model
 	}
-	return ""
+	if p := ld.asked[0].Placement; info != nil && first == 0 && p != nil {
+		info.LoadedContext = p.ContextLength
+	}
+	return ld, ""
 }
 
-// runModel runs one model's cells through the suite, with the run's parallelism,
-// retries, sandbox and transcripts.
-func runModel(ctx context.Context, name, outDir string, opts Options, b *budget) result.Run {
+// runModel runs one model's cells through the suite, parallel at a time, grouped by the
+// options that make the server load the model again, each cell started on a model
+// loaded for it; cells that ran while the server loaded the model unasked get that
+// wait as their load time.
+func runModel(ctx context.Context, name, outDir string, opts Options, b *budget, parallel int, ld *loads) result.Run {
 	so := opts.Scenario(ctx, name) // the name parsed in prepare; a failed check errors the cells
 	so.OutDir = outDir
+	hit := map[int]bool{}
+	var mu sync.Mutex
 	run := suite.Run(ctx, opts.Tasks, suite.Options{
-		Scenario: so, Parallel: opts.Parallel, Repeat: opts.Repeat, OnStart: opts.OnStart,
-		Admit: b.admit, Group: reloadGroup,
+		Scenario: so, Parallel: parallel, Repeat: opts.Repeat,
+		Admit: b.admit, Group: loadGroup,
+		BeforeStart: func(ctx context.Context, t *task.Task) { ld.ensure(ctx, loadGroup(t)) },
+		OnStart: func(s result.Scenario) {
+			ld.begin(s.Index)
+			if opts.OnStart != nil {
+				opts.OnStart(s)
+			}
+		},
 		OnDone: func(s result.Scenario) {
+			if ld.end(ctx, s.Index) {
+				mu.Lock()
+				hit[s.Index] = true
+				mu.Unlock()
+			}
 			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
 			b.usd.Add(s)
 			if opts.OnDone != nil {
@@ -167,6 +237,11 @@ func runModel(ctx context.Context, name, outDir string, opts Options, b *budget)
 			}
 		},
 	})
+	for i := range run.Scenarios {
+		if c := &run.Scenarios[i]; hit[c.Index] {
+			c.Reloads, c.LoadTime = 1, c.Usage.ScheduleTime
+		}
+	}
 	return run
 }
 

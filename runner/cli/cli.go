@@ -183,6 +183,7 @@ func newApp(stdio IO) *cli.App {
 			benchCommand(stdio),
 			validateCommand(stdio),
 			toolsCommand(stdio),
+			agentsCommand(stdio),
 			toolCommand(stdio),
 			policyCommand(stdio),
 			schemaCommand(stdio),

@@ -37,6 +37,9 @@ type BenchOptions struct {
 	Gate string
 	// AllowMissing lets rows of the baseline go unmeasured without failing.
 	AllowMissing bool
+	// OllamaLog is the Ollama server's log file, read for the machine's GPUs, the
+	// parallel slots and the loads it logged.
+	OllamaLog string
 	// TTY forces the live console (nil: detect from Stdout); Getenv reads NO_COLOR and
 	// TERM (nil: os.Getenv).
 	TTY    *bool
@@ -92,6 +95,7 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 5, Usage: "`N` runs of each (model, scenario) cell"},
 			&cli.IntFlag{Name: "budget-tokens", Destination: &o.BudgetTokens, Usage: "stop starting cells once `N` tokens (in + out) are spent; the rest are not run"},
 			&cli.DurationFlag{Name: "budget-time", Destination: &o.BudgetTime, Usage: "stop starting cells after `DURATION`; the rest are not run"},
+			&cli.StringFlag{Name: "ollama-log", Destination: &o.OllamaLog, Usage: "the Ollama server's log `FILE` (what `ollama serve` writes): records the machine's GPUs and the parallel slots, which Ollama's API does not say, and checks runner's load count against the log's"},
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
 			gateFlag(&o.Gate),
 			allowMissingFlag(&o.AllowMissing),
@@ -182,6 +186,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
+		ServerLog: opts.OllamaLog,
 		Checkpoint: func(r *bench.Report) {
 			if err := bench.WriteFiles(opts.OutDir, r, nil); err != nil {
 				_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err) // console output: a failed write has nowhere to be reported
@@ -269,8 +274,11 @@ func describeProbe(m bench.ModelResult) string {
 	if p.ContextLength > 0 {
 		parts = append(parts, fmt.Sprintf("context %d", p.ContextLength))
 	}
+	if p := m.Placement; p != nil && p.Size > 0 {
+		parts = append(parts, p.Processor())
+	}
 	if m.WarmUp > 0 {
-		parts = append(parts, fmt.Sprintf("warm-up %s", m.WarmUp.Duration().Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("loaded in %s", m.WarmUp.Duration().Round(time.Millisecond)))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
@@ -65,6 +66,8 @@ type ScenarioOptions struct {
 	// Approval and Sandbox, when set, override every task's mode.
 	Approval string
 	Sandbox  string
+	// Agent, when set, is every task's agent kind.
+	Agent string
 	// CacheDir is the shared build cache of commands ("" for none).
 	CacheDir string
 	// Stream asks model servers for streamed responses.
@@ -83,6 +86,7 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
 		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
+		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them)", DefaultText: "the task's, else runner"},
 		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -98,6 +102,11 @@ func (o *ScenarioOptions) check(verb string) error {
 	if err := sandbox.CheckMode(o.Sandbox); err != nil {
 		return usageError("%s: --sandbox: %v", verb, err)
 	}
+	if o.Agent != "" {
+		if _, err := kinds.Lookup(o.Agent); err != nil {
+			return usageError("%s: --agent: %v", verb, err)
+		}
+	}
 	return o.CaseOptions.check(verb)
 }
 
@@ -105,7 +114,7 @@ func (o *ScenarioOptions) check(verb string) error {
 func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer) session.Options {
 	so := session.Options{
 		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
-		Approval: o.Approval, Sandbox: o.Sandbox, CacheDir: o.CacheDir, Warn: warn,
+		Approval: o.Approval, Sandbox: o.Sandbox, Agent: o.Agent, CacheDir: o.CacheDir, Warn: warn,
 		Open: providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
 	}
 	o.CaseOptions.apply(&so)

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"gotest.tools/v3/assert"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/model/textcall"
@@ -295,4 +296,16 @@ func TestExitCodeTablesAreTheCodes(t *testing.T) {
 	assert.Equal(t, (&Interrupted{Signal: syscall.SIGINT}).Code(), ExitInterrupted)
 	assert.Equal(t, (&Interrupted{Signal: syscall.SIGTERM}).Code(), 143)
 	assert.Equal(t, (&Interrupted{}).Code(), ExitInterrupted)
+}
+
+func TestDocsAgentKindsAreTheRegistry(t *testing.T) {
+	var want [][]string
+	for _, k := range kinds.Kinds {
+		protocol := string(k.Protocol)
+		if k.Builtin {
+			protocol = "-"
+		}
+		want = append(want, []string{k.Name, protocol, k.Help})
+	}
+	assert.DeepEqual(t, docsTable(t, "| agent |"), want)
 }

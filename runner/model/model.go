@@ -56,6 +56,10 @@ type Request struct {
 	Messages []Message    `json:"messages"`
 	Tools    []tools.Spec `json:"-"`
 	Options  Options      `json:"options"`
+	// External marks a request an external agent sent through runner's endpoint
+	// (runner/endpoint): its system and user text holds what changes from run to run
+	// (today's date, a session id), which a cassette's key masks (runner/model/replay).
+	External bool `json:"-"`
 }
 
 // Step is the 1-based number of the step the request asks for: one more than the
@@ -83,9 +87,17 @@ type Usage struct {
 	CachedPromptTokens int `json:"cached_prompt_tokens,omitempty"`
 	// EvalDuration is the provider's generation time, where it reports one (Ollama).
 	EvalDuration result.Millis `json:"eval_duration_ms,omitempty"`
-	// LoadDuration is the time the server spent loading the model for the request
-	// (Ollama's load_duration): near zero when it was loaded, seconds on a (re)load.
+	// PromptEvalDuration is the server's time processing the prompt (Ollama).
+	PromptEvalDuration result.Millis `json:"prompt_eval_duration_ms,omitempty"`
+	// LoadDuration is the time the server took before the model could run the request
+	// (Ollama's load_duration): scheduling it, and loading the model when that happened.
+	// It is no sign of a load by itself: on a big model every request spends tens of
+	// milliseconds here. runner bench tells loads apart through the server's /api/ps.
 	LoadDuration result.Millis `json:"load_duration_ms,omitempty"`
+	// TotalDuration is the server's whole time on the request (Ollama's total_duration):
+	// what it spent beyond loading, the prompt and generation is waiting: for a free slot,
+	// or for other requests' turn in a batch they share.
+	TotalDuration result.Millis `json:"total_duration_ms,omitempty"`
 }
 
 // TokensPerSecond is the generation speed, from the provider's own timing when it has one.
@@ -96,22 +108,15 @@ func (u Usage) TokensPerSecond() float64 {
 	return float64(u.CompletionTokens) / u.EvalDuration.Seconds()
 }
 
-// LoadThreshold is the load_duration above which a request counts as having loaded the
-// model: a loaded model is handed out in about a millisecond (more on a loaded machine),
-// while starting a model runner and loading weights takes a tenth of a second even for a
-// tiny model, and seconds for a real one.
-const LoadThreshold = 50 * time.Millisecond
-
-// Loaded reports whether the request (re)loaded the model.
-func (u Usage) Loaded() bool { return u.LoadDuration.Duration() >= LoadThreshold }
-
 // Add accumulates another response's usage.
 func (u *Usage) Add(o Usage) {
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
 	u.CachedPromptTokens += o.CachedPromptTokens
 	u.EvalDuration += o.EvalDuration
+	u.PromptEvalDuration += o.PromptEvalDuration
 	u.LoadDuration += o.LoadDuration
+	u.TotalDuration += o.TotalDuration
 }
 
 // Response is one step's output.

@@ -197,7 +197,7 @@ func WriteAnnotations(w io.Writer, run result.Run) error {
 // allow it by asserting completed: themselves), as the scenario's verdict decides.
 func limitHit(s result.Scenario) bool {
 	switch s.Stop {
-	case result.StopMaxSteps, result.StopTimeout, result.StopStopped:
+	case result.StopMaxSteps, result.StopTimeout, result.StopStopped, result.StopGaveUp:
 	default:
 		return false
 	}

@@ -30,6 +30,7 @@ const (
 	StopError     StopReason = "error"     // the model or the runner failed
 	StopInterrupt StopReason = "interrupted"
 	StopNotRun    StopReason = "not_run" // never started: a budget was spent (runner bench)
+	StopGaveUp    StopReason = "gave_up" // an external agent ended without saying it finished (a non-zero exit)
 )
 
 // Scenario is the outcome of one run of one task.
@@ -38,12 +39,15 @@ type Scenario struct {
 	File string `json:"file"`
 	// Task, Case and Vars are set for one case of a task file expanded over vars:, a
 	// matrix: or a dataset:: the task's own name, the case label and the values used.
-	Task   string         `json:"task,omitempty"`
-	Case   string         `json:"case,omitempty"`
-	Vars   map[string]any `json:"vars,omitempty"`
-	Tags   []string       `json:"tags,omitempty"`
-	Model  string         `json:"model"`
-	Repeat int            `json:"repeat"`
+	Task  string         `json:"task,omitempty"`
+	Case  string         `json:"case,omitempty"`
+	Vars  map[string]any `json:"vars,omitempty"`
+	Tags  []string       `json:"tags,omitempty"`
+	Model string         `json:"model"`
+	// Agent is the external agent that acted (runner/agent/kinds: claude-code, codex,
+	// command); "" for runner's own loop.
+	Agent  string `json:"agent,omitempty"`
+	Repeat int    `json:"repeat"`
 	// Index is the scenario's place in the whole (unsharded) run, so results of shards or
 	// resumed runs merge back into the order one run would have reported.
 	Index int `json:"index"`
@@ -111,8 +115,13 @@ type Scenario struct {
 	// prompt the server truncated, an answer the token limit cut off, an empty answer
 	// after generated tokens.
 	Warnings []string `json:"warnings,omitempty"`
-	// LoadTime is the time the model server spent loading the model for this scenario's
-	// requests (Ollama's load_duration), and Reloads how many requests loaded it.
+	// Reloads is how many times the server loaded the model while this scenario ran, as
+	// runner bench saw in the server's list of loaded models (Ollama's /api/ps), and
+	// LoadTime the time its requests waited meanwhile (Ollama's load_duration): set by
+	// runner bench on its own copy of the record, which keeps that time out of the
+	// scenario's wall time in bench.json; a scenario's result.json leaves them 0. (Older
+	// runners wrote here the requests whose load_duration passed 50 ms, which on a big
+	// model is every request.)
 	LoadTime Millis `json:"load_time_ms,omitempty"`
 	Reloads  int    `json:"reloads,omitempty"`
 }
@@ -197,6 +206,15 @@ type Usage struct {
 	// for (Ollama's eval_duration), so rates add up across scenarios: total tokens over
 	// total time.
 	EvalTime Millis `json:"eval_time_ms,omitempty"`
+	// PromptEvalTime, ScheduleTime and ServerTime are the server's own times, summed over
+	// the requests, where it reports them (Ollama's prompt_eval_duration, load_duration
+	// and total_duration): reading the prompt, waiting for the model to be scheduled (and
+	// loaded, when it was), and the whole request. ServerTime less the other three and
+	// EvalTime is time spent waiting: for a free slot, or for other requests' turn in a
+	// batch they share.
+	PromptEvalTime Millis `json:"prompt_eval_time_ms,omitempty"`
+	ScheduleTime   Millis `json:"schedule_time_ms,omitempty"`
+	ServerTime     Millis `json:"server_time_ms,omitempty"`
 }
 
 // Assertion is the outcome of one assertion.

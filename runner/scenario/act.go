@@ -35,6 +35,13 @@ func (r *runState) act(p *prepared) acted {
 			return acted{err: err}
 		}
 	}
+	if k := p.agent; !k.Builtin {
+		a := r.runExternal(p, k)
+		if a.err == nil {
+			a.truncated = contextWarning(p.ctx, p.model, r.t.ModelOptions.NumCtx, a.out.MaxPrompt)
+		}
+		return a
+	}
 	a := r.runAgent(p.ctx, agent.Config{
 		System: p.system, Prompt: r.t.Prompt, Model: p.model, Options: r.t.ModelOptions,
 		Tools: p.toolset, Policy: p.decider, Work: p.ws, Record: r, MaxSteps: p.maxSteps, Now: r.now,
@@ -72,8 +79,8 @@ func (a acted) record(r *runState) {
 	r.res.Stop, r.res.Steps, r.res.Summary = out.Stop, out.Steps, out.Summary
 	r.res.ModelTime, r.res.ToolTime, r.res.MaxPromptTokens = result.Millis(out.ModelTime), result.Millis(out.ToolTime), out.MaxPrompt
 	r.res.Usage = result.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
-		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration}
-	r.res.LoadTime, r.res.Reloads = out.Usage.LoadDuration, out.Reloads
+		CachedPromptTokens: out.Usage.CachedPromptTokens, TokensPerSecond: out.Usage.TokensPerSecond(), EvalTime: out.Usage.EvalDuration,
+		PromptEvalTime: out.Usage.PromptEvalDuration, ScheduleTime: out.Usage.LoadDuration, ServerTime: out.Usage.TotalDuration}
 	r.res.Warnings = append(r.res.Warnings, out.Notes...)
 	if a.truncated != "" {
 		r.res.Warnings = append(r.res.Warnings, a.truncated)

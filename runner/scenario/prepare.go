@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/agent"
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/task"
@@ -28,6 +29,7 @@ type prepared struct {
 	// timeout and is the agent's.
 	parent, ctx context.Context
 	model       model.Model
+	agent       kinds.Kind // what acts: the loop, or an external program
 	system      string
 	maxSteps    int
 	timeout     time.Duration
@@ -134,14 +136,25 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if err != nil {
 		return fmt.Errorf("approval policy: %w", err)
 	}
+	if p.agent, err = r.agentKind(); err != nil {
+		return err
+	}
+	r.agent = p.agent
 	p.system = t.System
-	if p.system == "" {
+	tools := startTools(t, p.toolset)
+	if p.agent.Builtin && p.system == "" {
 		p.system = agent.DefaultSystemPrompt // what the loop sends; the transcript says so
+	}
+	var agentName string
+	if !p.agent.Builtin {
+		// The agent brings its own system prompt and tools: its requests record them.
+		tools, agentName = nil, p.agent.Name
+		r.res.Agent = agentName
 	}
 	_ = r.record(0, transcript.Start{
 		FormatVersion: transcript.FormatVersion,
-		Task:          t.Name, File: t.Path, Model: m.Name(), Repeat: repeat, System: p.system, Prompt: t.Prompt,
-		Tools: startTools(t, p.toolset), Options: t.ModelOptions, MaxSteps: p.maxSteps, Timeout: p.timeout.String(),
+		Task:          t.Name, File: t.Path, Model: m.Name(), Agent: agentName, Repeat: repeat, System: p.system, Prompt: t.Prompt,
+		Tools: tools, Options: t.ModelOptions, MaxSteps: p.maxSteps, Timeout: p.timeout.String(),
 		Approval: p.approval, Sandbox: r.res.Sandbox, SandboxGaps: r.res.SandboxGaps, Network: t.Network, Limits: t.Limits, Warnings: p.policy.Warnings(),
 	})
 	return nil

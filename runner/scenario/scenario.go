@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/price"
@@ -68,6 +69,8 @@ type Options struct {
 	// Index is the scenario's place in the whole run (result.Scenario.Index); package
 	// suite sets it per scenario.
 	Index int
+	// Agent, when set, overrides every task's agent kind (--agent; runner/agent/kinds).
+	Agent string
 	// Prices is the price table that gives each scenario its cost; nil is the shipped one.
 	Prices *price.Table
 }
@@ -107,6 +110,8 @@ type runState struct {
 	// firstDenied is the first call the policy refused ("tool {args}"), often the real
 	// cause of the assertions that then fail.
 	firstDenied string
+	// agent is what acts in the scenario (the loop unless an external kind), set by prepare.
+	agent kinds.Kind
 	// notes are the agent loop's explanations of answers without a call (agent.Outcome).
 	notes []string
 }

@@ -156,6 +156,8 @@ func limitReason(s result.Scenario) string {
 		return "timeout: the scenario timed out before task_complete"
 	case result.StopStopped:
 		return "stopped: the model answered twice without calling a tool"
+	case result.StopGaveUp:
+		return "gave_up: the agent ended without finishing"
 	}
 	return string(s.Stop)
 }

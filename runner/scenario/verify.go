@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/assert"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scrub"
+	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace"
 	"github.com/agentrunner/runner/tools/exec/container"
@@ -238,6 +240,23 @@ func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.R
 	return v
 }
 
+// unseenCalls fails the assertions over tool calls that cannot apply to agent k: an
+// external agent whose tool use does not reach runner's endpoint as tool calls shows
+// runner no call to count, and a tool_not_called that passed for that reason would be a
+// verdict on nothing.
+func unseenCalls(k kinds.Kind, as []result.Assertion) []result.Assertion {
+	if k.Builtin || k.ToolsVisible {
+		return as
+	}
+	for i, a := range as {
+		if a.Kind == task.KindToolCalled || a.Kind == task.KindToolNotCalled {
+			as[i].Passed = false
+			as[i].Message = fmt.Sprintf("cannot apply to agent %s: its tool use does not reach runner's endpoint as tool calls, so there are none to count", k.Name)
+		}
+	}
+	return as
+}
+
 // checkNow adds the verify files (to dir, or env's verify_dir) and checks the assertions
 // and the score into v.
 func (r *runState) checkNow(ctx context.Context, env *container.Container, dir string, check *assert.Run, v *verification) {
@@ -257,7 +276,7 @@ func (r *runState) checkNow(ctx context.Context, env *container.Container, dir s
 			return
 		}
 	}
-	v.assertions = assert.CheckAll(ctx, r.t.Assert, check)
+	v.assertions = unseenCalls(r.agent, assert.CheckAll(ctx, r.t.Assert, check))
 	for _, a := range v.assertions {
 		_ = r.record(0, transcript.Assertion(a))
 	}

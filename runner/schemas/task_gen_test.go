@@ -11,6 +11,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/runner/task"
@@ -44,6 +45,7 @@ func taskSchema() *jsonschema.Schema {
 	defs := s.Definitions
 	add := func(name string, v any) { defs[name] = expand(r, defs, v) }
 	add("approvalBlock", approvalBlock{})
+	add("agentBlock", agentBlock{})
 	add("scoreFile", scoreBlock{})
 	for _, k := range task.Kinds {
 		if k.Spec != nil {
@@ -89,6 +91,8 @@ func taskReflector() *jsonschema.Reflector {
 				return ref("date")
 			case reflect.TypeOf(task.Approval{}):
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{ref("approvalMode"), ref("approvalBlock")}}
+			case reflect.TypeOf(task.Agent{}):
+				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{ref("agentKind"), ref("agentBlock")}}
 			case reflect.TypeOf(task.Score{}):
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string", Enum: []any{"pass_fraction"}}, ref("scoreFile")}}
 			case reflect.TypeOf(task.Assertion{}):
@@ -104,6 +108,9 @@ func taskReflector() *jsonschema.Reflector {
 // approvalBlock is task.Approval as a block: the Mapper writes task.Approval as "a mode
 // or a block", so the block needs a type of its own to be reflected.
 type approvalBlock task.Approval
+
+// agentBlock is task.Agent as a block, for the same reason.
+type agentBlock task.Agent
 
 // scoreBlock is task.Score as a block, for the same reason.
 type scoreBlock task.Score
@@ -190,6 +197,8 @@ func sharedDefs() map[string]*jsonschema.Schema {
 			Description: "A directory copied in, relative to the task file. It must exist."},
 		"approvalMode": {Type: "string", Enum: names(task.ApprovalModes, func(m task.ApprovalMode) string { return m.Name }),
 			Description: helps(task.ApprovalModes, func(m task.ApprovalMode) (string, string) { return m.Name, m.Help })},
+		"agentKind": {Type: "string", Enum: names(kinds.Kinds, func(k kinds.Kind) string { return k.Name }),
+			Description: helps(kinds.Kinds, func(k kinds.Kind) (string, string) { return k.Name, k.Help })},
 		"call": {Type: "object", Description: "One tool call of the reference solution: a single-key mapping, tool name -> arguments.",
 			MinProperties: ptr(uint64(1)), MaxProperties: ptr(uint64(1)),
 			AdditionalProperties: &jsonschema.Schema{Extras: map[string]any{"type": []string{"object", "null"}},
@@ -226,7 +235,7 @@ func uses(s *jsonschema.Schema) {
 		s.Extras = nil
 	}
 	switch use {
-	case "path", "regex", "toolName", "copyDir", "files", "action", "approvalMode":
+	case "path", "regex", "toolName", "copyDir", "files", "action", "approvalMode", "agentKind":
 		*s = jsonschema.Schema{Ref: "#/$defs/" + use, Description: s.Description}
 	case "paths":
 		s.Items = ref("path")

@@ -46,6 +46,8 @@ type Options struct {
 	Timeout  time.Duration
 	Approval string
 	Sandbox  string
+	// Agent ("": the task's) is every task's agent kind (runner/agent/kinds).
+	Agent string
 	// CacheDir is the build cache shared by commands ("" for none); New creates it.
 	CacheDir string
 	// KeepWorkspaces, Engine and RunID are as in scenario.Options.
@@ -225,6 +227,7 @@ func (s *Session) Scenario(ctx context.Context, model string) scenario.Options {
 		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir, CacheSkip: CacheSkip,
 		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge, Sandbox: s.Sandboxes.Get,
 		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync, Prices: s.Prices,
+		Agent: o.Agent,
 	}
 }
 

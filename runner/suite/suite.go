@@ -40,6 +40,10 @@ type Options struct {
 	// runner bench groups by the options that make Ollama reload a model (num_ctx), so
 	// the model loads once per group rather than whenever two neighbours differ.
 	Group func(t *task.Task) int
+	// BeforeStart, when set, is called in the scenario's worker just before it starts
+	// (after Admit), outside its time: runner bench has the model loaded there with the
+	// scenario's options, so that no scenario's time holds a load.
+	BeforeStart func(ctx context.Context, t *task.Task)
 }
 
 // Run runs every task Repeat times. When ctx is cancelled (Ctrl-C, SIGTERM) the running
@@ -100,6 +104,9 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 				case opts.Admit != nil && !opts.Admit():
 					s = unstarted(j.t, j.repeat, j.index, now(), opts.Scenario, result.StopNotRun, "not run: the budget was spent")
 				default:
+					if opts.BeforeStart != nil {
+						opts.BeforeStart(ctx, j.t)
+					}
 					if opts.OnStart != nil {
 						opts.OnStart(result.Scenario{Name: j.t.Name, File: j.t.Path, Repeat: j.repeat, Repeats: repeat, Index: j.index})
 					}

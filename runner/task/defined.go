@@ -57,6 +57,8 @@ func (l *loader) predecode(root ast.Node) {
 			l.toolsDefined(e.value, e.key)
 		case "mcp":
 			l.mcpServers(e.value, e.key)
+		case "agent": // before assertions: tool_called names an external agent's own tools
+			l.agent(e.value, e.key)
 		}
 	}
 }

@@ -130,6 +130,11 @@ type loader struct {
 	// toolFiles are the files tools and servers may read, checked once verify is known.
 	toolFiles []toolFile
 
+	// agentAt is the agent: key's value, for errors found once the rest is decoded;
+	// keyNodes the top-level keys, for warnings about them.
+	agentAt  ast.Node
+	keyNodes map[string]ast.Node
+
 	// templated is set for a case of a file with vars:, matrix: or dataset:.
 	templated bool
 }
@@ -173,8 +178,10 @@ func (l *loader) decode(root ast.Node) {
 	d, t := l.d, l.t
 	l.predecode(root)
 	t.KeyLines = map[string]int{}
+	l.keyNodes = map[string]ast.Node{}
 	present := d.object(root, "", taskFields, func(e entry, f string) {
 		t.KeyLines[e.key] = d.posOf(e.keyAt).Line
+		l.keyNodes[e.key] = e.keyAt
 		dec, ok := topLevel[e.key]
 		if !ok {
 			panic("task: unhandled field " + e.key) // taskFields and topLevel disagree
@@ -186,6 +193,7 @@ func (l *loader) decode(root ast.Node) {
 	}
 	d.require(root, "", present, "prompt")
 	l.checkToolFiles()
+	l.checkAgent()
 }
 
 // topLevel decodes each top-level key (taskFields) into the task: one row per key.
@@ -199,6 +207,7 @@ var topLevel = map[string]func(l *loader, v ast.Node, f string){
 	"description":      func(l *loader, v ast.Node, f string) { l.t.Description, _ = l.d.str(v, f) },
 	"tags":             func(l *loader, v ast.Node, f string) { l.t.Tags = l.d.stringList(v, f) },
 	"model":            func(l *loader, v ast.Node, f string) { l.t.Model, _ = l.d.nonEmpty(v, f) },
+	"agent":            func(*loader, ast.Node, string) {}, // see predecode
 	"model_options":    (*loader).modelOptions,
 	"tool_call_parser": func(l *loader, v ast.Node, f string) { l.t.ToolCallParser, _ = l.d.enum(v, f, textcall.Modes) },
 	"system":           func(l *loader, v ast.Node, f string) { l.t.System, _ = l.d.str(v, f) },
@@ -313,7 +322,9 @@ func (l *loader) tool(n ast.Node, field, name string) (string, bool) {
 // lookup resolves a tool name or alias to its canonical name: a tool of tools_defined,
 // task_complete, or one KnownTool knows (every name, when tool checks are off).
 func (l *loader) lookup(name string) (string, bool) {
-	if contains(l.definedNames, name) || name == TaskComplete || l.known == nil || l.mcpTool(name) {
+	// An external agent's tools are its own (Bash, apply_patch): tool_called names them as
+	// the endpoint sees them, which no catalog lists.
+	if contains(l.definedNames, name) || name == TaskComplete || l.known == nil || l.mcpTool(name) || l.t.Agent.External() {
 		return name, true
 	}
 	return l.known(name)

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gotest.tools/v3/assert"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model/textcall"
 )
 
@@ -119,6 +120,7 @@ func TestSchemaMatchesLoader(t *testing.T) {
 	assert.DeepEqual(t, props(doc), sorted(taskFields))
 	assert.DeepEqual(t, props(def(doc, "modelOptions")), sorted(modelOptionFields))
 	assert.DeepEqual(t, props(def(doc, "approvalBlock")), sorted(approvalFields))
+	assert.DeepEqual(t, props(def(doc, "agentBlock")), sorted(agentFields))
 	assert.DeepEqual(t, props(def(doc, "rule")), sorted(ruleFields))
 	assert.DeepEqual(t, props(def(doc, "commandRule")), sorted(commandRuleFields))
 	assert.DeepEqual(t, props(def(doc, "limits")), sorted(limitFields))
@@ -135,6 +137,7 @@ func TestSchemaMatchesLoader(t *testing.T) {
 		return sorted(out)
 	}
 	assert.DeepEqual(t, enum(def(doc, "approvalMode")), sorted(approvalModes))
+	assert.DeepEqual(t, enum(def(doc, "agentKind")), sorted(kinds.Names()))
 	assert.DeepEqual(t, enum(def(doc, "toolDef")["properties"].(map[string]any)["risk"].(map[string]any)), sorted(risks))
 	assert.DeepEqual(t, enum(def(doc, "action")), sorted(actions))
 	assert.DeepEqual(t, enum(doc["properties"].(map[string]any)["sandbox"].(map[string]any)), sorted(sandboxes))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/tools"
 )
@@ -34,6 +35,7 @@ type Task struct {
 	Description  string        `json:"description,omitempty" jsonschema_description:"What the scenario checks, for people."`
 	Tags         []string      `json:"tags,omitempty" jsonschema_description:"Labels for filtering and reports." jsonschema_extras:"use=texts"`
 	Model        string        `json:"model,omitempty" jsonschema:"minLength=1" jsonschema_description:"The task's default model, PROVIDER:MODEL (ollama:qwen3:4b, openai:gpt-4o-mini) or oracle; --model overrides it."`
+	Agent        Agent         `json:"agent" jsonschema_description:"What acts in the scenario: a kind's name (runner, the built-in loop, is the default; runner agents lists the kinds) or {command: \"...\"}, any program run in the workspace and sandbox, talking to runner's model endpoint (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, a per-run token as their API keys). --agent overrides it."`
 	ModelOptions model.Options `json:"model_options" jsonschema_description:"Sampling options passed to the model; each provider maps what it supports."`
 	// ToolCallParser reads tool calls the model writes as text (runner/model/textcall
 	// modes); "" leaves it to the provider's default.
@@ -154,6 +156,21 @@ func orList(names []string) string {
 
 // ApprovalModeChoices is "auto, read-only, rules or ask", for help and messages.
 func ApprovalModeChoices() string { return orList(ApprovalModeNames()) }
+
+// Agent is the agent: key: a kind (runner/agent/kinds) and, for the command kind, the
+// command line.
+type Agent struct {
+	Kind    string `json:"kind,omitempty" jsonschema_description:"The agent kind (runner agents lists them). Default: command when command is set, else runner." jsonschema_extras:"use=agentKind"`
+	Command string `json:"command,omitempty" jsonschema:"minLength=1" jsonschema_description:"The agent program's command line, run by sh in the workspace: the prompt on stdin and in RUNNER_PROMPT, the model in RUNNER_MODEL; exit 0 means it finished, anything else that it gave up. A program beside the task file is $TASK_DIR/PATH (sh $TASK_DIR/agent.sh): the agent sees only the files its command names and files: lists."`
+	// Files are what the agent may read of the task file's directory (absolute):
+	// files: and the $TASK_DIR/PATH its command names. Dir is that directory (TASK_DIR).
+	Files []string `json:"files,omitempty" jsonschema_description:"Paths of files or directories beside the task file that the agent may read (under TASK_DIR), besides the $TASK_DIR/PATH its command names. Never the task file or its verify files." jsonschema_extras:"use=texts"`
+	Dir   string   `json:"-"`
+}
+
+// External reports whether the agent is a program talking to runner's endpoint rather
+// than the built-in loop.
+func (a Agent) External() bool { return a.Kind != "" && a.Kind != kinds.NameRunner }
 
 // Approval is the approval policy: a shorthand mode ("auto") or a block.
 type Approval struct {

@@ -30,7 +30,9 @@ type (
 		Task          string `json:"task"`
 		File          string `json:"file"`
 		Model         string `json:"model"`
-		Repeat        int    `json:"repeat"`
+		// Agent is the external agent that acts (runner/agent/kinds); "" for the loop.
+		Agent  string `json:"agent,omitempty"`
+		Repeat int    `json:"repeat"`
 		// System is the system prompt as sent (the default one when the task has none);
 		// Prompt is the user prompt.
 		System string `json:"system"`
@@ -151,6 +153,25 @@ type (
 		Build     result.Millis `json:"build_ms,omitempty"`
 		Start     result.Millis `json:"start_ms"`
 	}
+	// Agent is an external agent program (runner/agent/kinds): started, with its kind,
+	// command line and the endpoint it was given, or, with Exited, ended, with its exit
+	// status, how its row read it and the tail of its output.
+	Agent struct {
+		Kind     string   `json:"kind"`
+		Argv     []string `json:"argv,omitempty"`
+		Protocol string   `json:"protocol,omitempty"`
+		// Endpoint is runner's endpoint as the agent reaches it (its base URL).
+		Endpoint string `json:"endpoint,omitempty"`
+		Exited   bool   `json:"exited,omitempty"`
+		ExitCode int    `json:"exit_code,omitempty"`
+		// Finished is the row's reading of the exit: the agent says it did the job.
+		Finished bool   `json:"finished,omitempty"`
+		Reason   string `json:"reason,omitempty"`
+		// Killed says runner ended it (the timeout, an interrupt, max_steps reached).
+		Killed bool `json:"killed,omitempty"`
+		// Output is the tail of what it wrote on stdout and stderr.
+		Output string `json:"output,omitempty"`
+	}
 	// End is the scenario's final status.
 	End struct {
 		Status   result.Status     `json:"status"`
@@ -181,11 +202,12 @@ func (MCP) Type() string          { return TypeMCP }
 func (Judge) Type() string        { return TypeJudge }
 func (Environment) Type() string  { return TypeEnvironment }
 func (End) Type() string          { return TypeEnd }
+func (Agent) Type() string        { return TypeAgent }
 
 // payloads are the zero values of every payload type.
 var payloads = []Payload{
 	Start{}, Setup{}, Request{}, Response{}, ModelError{}, Retry{}, Decision{}, ToolCall{},
-	Reminder{}, Assertion{}, FilesChanged{}, MCP{}, Judge{}, Environment{}, End{},
+	Reminder{}, Assertion{}, FilesChanged{}, MCP{}, Judge{}, Environment{}, End{}, Agent{},
 }
 
 // Payloads maps each event type to a new value of its payload type (a pointer).

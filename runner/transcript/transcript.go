@@ -32,6 +32,7 @@ const (
 	TypeMCP          = "mcp"           // an MCP server started or stopped
 	TypeJudge        = "judge"         // a judge assertion's prompt and verdict
 	TypeEnvironment  = "environment"   // a task's container, started
+	TypeAgent        = "agent"         // an external agent program started or ended
 	TypeEnd          = "end"           // the scenario's final status
 )
 

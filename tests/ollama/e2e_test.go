@@ -4,7 +4,6 @@ package ollama
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/tests/ollama/internal/bigram"
@@ -171,51 +169,6 @@ func TestTruncationWarnedInRun(t *testing.T) {
 	assert.Assert(t, is.Contains(res.Warnings[0], "context length 1024"))
 	assert.Assert(t, is.Contains(res.Warnings[0], "system prompt"))
 	assert.Assert(t, is.Contains(inv.Stdout+inv.Stderr, "context length 1024"))
-}
-
-// TestBench runs `runner bench` over two tasks whose num_ctx differ: the probe's digest
-// is /api/tags', the warm-up is recorded, work is grouped so the model loads once per
-// num_ctx, loads are reported per model, and tokens/s is total tokens over total time.
-func TestBench(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	assert.NilError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(helloTask("a", "model_options: {num_ctx: 2048}")), 0o644))
-	assert.NilError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(helloTask("b", "")), 0o644))
-	assert.NilError(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(helloTask("c", "model_options: {num_ctx: 2048}")), 0o644))
-	inv := runRunner(t, shared.host, "bench", "--model", "ollama:bigram", "--repeat", "2", "-j", "1", "--sandbox", "none", dir)
-	assert.Equal(t, inv.Code, 0)
-	b, err := os.ReadFile(filepath.Join(inv.Out, "bench.json"))
-	assert.NilError(t, err)
-	var rep bench.Report
-	assert.NilError(t, json.Unmarshal(b, &rep))
-	assert.Equal(t, len(rep.Models), 1)
-	m := rep.Models[0]
-	assert.Equal(t, m.Summary.Passed, 6)
-
-	var tags struct {
-		Models []struct{ Name, Digest string }
-	}
-	assert.NilError(t, shared.get("/api/tags", &tags))
-	var digest string
-	for _, tm := range tags.Models {
-		if tm.Name == "bigram:latest" {
-			digest = tm.Digest
-		}
-	}
-	assert.Assert(t, digest != "")
-	assert.Equal(t, m.Probe.Digest, digest)
-	assert.Assert(t, m.WarmUp > 0)
-
-	// a and c share num_ctx 2048, b has the default: grouped, the model loads for the
-	// first group and once more for the second, whatever the repeats.
-	assert.Equal(t, m.Reloads, 1, "reloads")
-	assert.Assert(t, m.Load > 0)
-	md, err := os.ReadFile(filepath.Join(inv.Out, "bench.md"))
-	assert.NilError(t, err)
-	assert.Assert(t, is.Contains(string(md), "reload"))
-
-	// tokens/s: the run's completion tokens over its generation time, not a mean of rates.
-	assert.Assert(t, m.Summary.TokensPerSecond.Mean > 0)
 }
 
 var _ = bigram.File

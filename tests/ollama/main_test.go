@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,7 +78,8 @@ func setUp(m *testing.M) (int, error) {
 			return 1, err
 		}
 	}
-	if err := bigram.Write(gen); err != nil {
+	variants := append(slices.Clone(bigram.Variants), extraShapes()...)
+	if err := bigram.Write(gen, variants); err != nil {
 		return 1, err
 	}
 	shared, err = startServer(filepath.Join(tmp, "server.log"))
@@ -86,13 +88,13 @@ func setUp(m *testing.M) (int, error) {
 	}
 	defer shared.stop()
 	start := time.Now()
-	for _, v := range bigram.Variants {
+	for _, v := range variants {
 		if err := shared.create(v.Name, filepath.Join(gen, v.Name+".Modelfile")); err != nil {
 			return 1, err
 		}
 	}
 	fmt.Fprintf(os.Stderr, "e2e-ollama: Ollama %s at %s, %d models created in %s\n",
-		shared.version(), shared.host, len(bigram.Variants), time.Since(start).Round(time.Millisecond))
+		shared.version(), shared.host, len(variants), time.Since(start).Round(time.Millisecond))
 	code := m.Run()
 	if code != 0 {
 		if b, err := os.ReadFile(shared.log); err == nil {
@@ -117,8 +119,21 @@ type server struct {
 	done chan struct{}
 }
 
-// startServer starts `ollama serve` and waits until it answers.
-func startServer(logPath string) (*server, error) {
+// extraShapes are the shaped models RUNNER_OLLAMA_SHAPES names (comma-separated keys of
+// bigram.Shapes, e.g. llama3.2-1b,llama3-8b on a GPU), beyond the suite's own.
+func extraShapes() []bigram.Variant {
+	var out []bigram.Variant
+	for _, s := range strings.Split(os.Getenv("RUNNER_OLLAMA_SHAPES"), ",") {
+		if s = strings.TrimSpace(s); s != "" && !slices.ContainsFunc(bigram.Variants, func(v bigram.Variant) bool { return v.Shape == s }) {
+			out = append(out, bigram.Shaped(s))
+		}
+	}
+	return out
+}
+
+// startServer starts `ollama serve` and waits until it answers; env adds to its
+// environment (OLLAMA_NUM_PARALLEL=2).
+func startServer(logPath string, env ...string) (*server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -130,7 +145,7 @@ func startServer(logPath string) (*server, error) {
 		return nil, err
 	}
 	cmd := exec.Command(ollamaBin, "serve")
-	cmd.Env = serverEnv(host)
+	cmd.Env = append(serverEnv(host), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: stop ends the model runners it started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -47,10 +47,14 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			rec.Tools = append(rec.Tools, t.Function.Name)
 		}
 	}
+	var loadTime time.Duration
+	if !s.script.Bench {
+		loadTime = s.load(r, rec.Model, rec.Options)
+	}
 	if !s.script.Bench && len(rec.Messages) == 0 {
 		// A chat request without messages only loads the model, as Ollama answers it.
-		s.load(rec.Model)
-		writeJSON(w, http.StatusOK, api.ChatResponse{Model: rec.Model, CreatedAt: s.started, Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load"})
+		writeJSON(w, http.StatusOK, api.ChatResponse{Model: rec.Model, CreatedAt: s.started, Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "load",
+			Metrics: api.Metrics{LoadDuration: loadTime, TotalDuration: loadTime}})
 		return
 	}
 	reply, _ := s.next(&rec)
@@ -64,19 +68,19 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	case FaultDrop:
 		drop(w)
 	case FaultMalformed:
-		b := ollamaBody(reply, rec, s.started)
+		b := ollamaBody(reply, rec, s.started, loadTime)
 		b.chunks = [][]byte{[]byte(`{"model":"fake","message":{"role":"assistant","content":` + "<html>not json</html>\n")}
 		b.write(w)
 	case FaultTruncate:
-		ollamaBody(reply, rec, s.started).truncate(w)
+		ollamaBody(reply, rec, s.started, loadTime).truncate(w)
 	default:
-		ollamaBody(reply, rec, s.started).write(w)
+		ollamaBody(reply, rec, s.started, loadTime).write(w)
 	}
 }
 
 // ollamaBody renders a reply as /api/chat does: one object, or NDJSON lines (content in
 // pieces, the tool calls whole, then a final "done" record with the metrics).
-func ollamaBody(reply Reply, rec Request, started time.Time) body {
+func ollamaBody(reply Reply, rec Request, started time.Time, loadTime time.Duration) body {
 	u := usage(reply, len(rec.Messages))
 	st := model.StepOf(rec.Messages)
 	name := rec.Model
@@ -94,7 +98,8 @@ func ollamaBody(reply Reply, rec Request, started time.Time) body {
 		Done:       true,
 		DoneReason: "stop",
 		Metrics: api.Metrics{
-			TotalDuration:   time.Duration(u.EvalDuration) + 10*time.Millisecond,
+			TotalDuration:   time.Duration(u.EvalDuration) + 10*time.Millisecond + loadTime,
+			LoadDuration:    loadTime,
 			PromptEvalCount: u.PromptTokens,
 			EvalCount:       u.CompletionTokens,
 			EvalDuration:    time.Duration(u.EvalDuration),
@@ -195,20 +200,58 @@ func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// ollamaPS lists the models loaded by a chat request, with the context they run with.
+// ollamaPS lists the models loaded by a chat request, with the context they run with
+// and their placement.
 func (s *Server) ollamaPS(w http.ResponseWriter, _ *http.Request) {
 	resp := api.ProcessResponse{}
 	s.mu.Lock()
-	for name := range s.loaded {
-		resp.Models = append(resp.Models, api.ProcessModelResponse{Name: name, Model: name, Digest: digest(name), ContextLength: s.contextLength()})
+	for name, ctx := range s.loaded {
+		p, ok := s.script.Placements[name]
+		if !ok {
+			p = Placement{Size: 1 << 30, SizeVRAM: 1 << 30}
+		}
+		resp.Models = append(resp.Models, api.ProcessModelResponse{Name: name, Model: name, Digest: digest(name), ContextLength: ctx, Size: p.Size, SizeVRAM: p.SizeVRAM})
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) load(name string) {
+// load loads the model for a request, as Ollama's scheduler does: again when it is not
+// loaded or was loaded with another num_ctx. It returns the load_duration to report: the
+// script's LoadDelay for a load, its ScheduleTime otherwise.
+func (s *Server) load(r *http.Request, name string, opts map[string]any) time.Duration {
+	ctx := s.contextLength()
+	if n, ok := opts["num_ctx"].(float64); ok && n > 0 {
+		ctx = int(n)
+	}
 	s.mu.Lock()
-	s.loaded[name] = true
+	have, loaded := s.loaded[name]
+	if loaded && have == ctx {
+		s.mu.Unlock()
+		if s.script.ScheduleTime > 0 {
+			return time.Duration(s.script.ScheduleTime)
+		}
+		return time.Millisecond
+	}
+	s.loaded[name] = ctx
+	s.loads++
+	s.mu.Unlock()
+	wait(r, s.script.LoadDelay)
+	return time.Duration(s.script.LoadDelay)
+}
+
+// Loads is how many times the server loaded a model: what a real server's log shows as
+// "loading model" lines.
+func (s *Server) Loads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads
+}
+
+// Unload drops a model from memory, as a server evicting it for another does.
+func (s *Server) Unload(name string) {
+	s.mu.Lock()
+	delete(s.loaded, name)
 	s.mu.Unlock()
 }
 

@@ -102,10 +102,27 @@ type Script struct {
 	Models map[string][]string `json:"models,omitempty"`
 	// ContextLength is the context length /api/show and /api/ps report (default 4096).
 	ContextLength int `json:"context_length,omitempty"`
+	// Placements are where /api/ps says each model is held, by name: bytes in all and in
+	// GPU memory. A model not listed is 1 GiB, all of it on GPU.
+	Placements map[string]Placement `json:"placements,omitempty"`
+	// LoadDelay is how long a load takes: a chat request for a model that is not loaded,
+	// or loaded with another num_ctx, waits it and reports it as load_duration, as Ollama
+	// does when it loads a model again.
+	LoadDelay Duration `json:"load_delay,omitempty"`
+	// ScheduleTime is the load_duration a request reports when the model is loaded
+	// already (default 1ms): Ollama's counts reading the model's metadata and scheduling
+	// it, tens of milliseconds on a big model.
+	ScheduleTime Duration `json:"schedule_time,omitempty"`
 	// Bench is the zero-latency mode for benchmarks: requests are not recorded and only
 	// the stream flag is decoded, and every request takes the next reply of one global
 	// sequence (no per-conversation tracking).
 	Bench bool `json:"bench,omitempty"`
+}
+
+// Placement is a loaded model's memory as /api/ps reports it.
+type Placement struct {
+	Size     int64 `json:"size"`
+	SizeVRAM int64 `json:"size_vram"`
 }
 
 // ExhaustedText is the answer once a script without Repeat has run out.

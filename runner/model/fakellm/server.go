@@ -40,8 +40,9 @@ type Server struct {
 	mu       sync.Mutex
 	requests []Request
 	convs    map[string]*conversation
-	cycles   map[int]int // conversations started per route, for Route.Cycle
-	loaded   map[string]bool
+	cycles   map[int]int    // conversations started per route, for Route.Cycle
+	loaded   map[string]int // model -> the context it was loaded with
+	loads    int
 	global   int
 	served   int
 	onReq    func(Request)
@@ -57,7 +58,7 @@ type conversation struct {
 
 // New returns a server for s that is not listening yet: use Handler, or Start.
 func New(s Script) *Server {
-	return &Server{script: s, convs: map[string]*conversation{}, cycles: map[int]int{}, loaded: map[string]bool{}, started: time.Now()}
+	return &Server{script: s, convs: map[string]*conversation{}, cycles: map[int]int{}, loaded: map[string]int{}, started: time.Now()}
 }
 
 // Start returns a server for s listening on 127.0.0.1. Close it when done.

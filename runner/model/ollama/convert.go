@@ -187,10 +187,12 @@ func (a *accumulator) response(step int) *model.Response {
 		Model:      a.model,
 		StopReason: a.reason,
 		Usage: model.Usage{
-			PromptTokens:     a.metrics.PromptEvalCount,
-			CompletionTokens: a.metrics.EvalCount,
-			EvalDuration:     result.Millis(a.metrics.EvalDuration),
-			LoadDuration:     result.Millis(a.metrics.LoadDuration),
+			PromptTokens:       a.metrics.PromptEvalCount,
+			CompletionTokens:   a.metrics.EvalCount,
+			EvalDuration:       result.Millis(a.metrics.EvalDuration),
+			PromptEvalDuration: result.Millis(a.metrics.PromptEvalDuration),
+			LoadDuration:       result.Millis(a.metrics.LoadDuration),
+			TotalDuration:      result.Millis(a.metrics.TotalDuration),
 		},
 	}
 }

@@ -97,7 +97,7 @@ func TestStepReturnsToolCallsAndUsage(t *testing.T) {
 		assert.Equal(t, resp.ToolCalls[0].Name, "read_file")
 		assert.Equal(t, string(resp.ToolCalls[0].Arguments), `{"path":"main.go"}`)
 		assert.Equal(t, resp.ToolCalls[1].ID, "mine")
-		assert.Equal(t, resp.Usage, model.Usage{PromptTokens: 120, CompletionTokens: 30, EvalDuration: result.Millis(time.Second / 2)})
+		assert.Equal(t, resp.Usage, model.Usage{PromptTokens: 120, CompletionTokens: 30, EvalDuration: result.Millis(time.Second / 2), TotalDuration: result.Millis(510 * time.Millisecond)})
 		assert.Equal(t, resp.Usage.TokensPerSecond(), 60.0)
 		assert.Equal(t, resp.Model, "qwen3:4b")
 

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	ollamamodel "github.com/ollama/ollama/types/model"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/result"
 )
 
 // Probe asks the server what the model is (/api/show, and /api/tags for the digest):
@@ -39,6 +41,9 @@ func (m *Model) Probe(ctx context.Context) (model.Info, error) {
 		}
 	}
 	info.Digest = m.digestOf(ctx)
+	if v, err := m.client.Version(ctx); err == nil {
+		info.ServerVersion = v
+	}
 	return info, nil
 }
 
@@ -93,23 +98,44 @@ func (m *Model) LoadedContext(ctx context.Context) (int, error) {
 	return p.ContextLength, nil
 }
 
-// WarmUp loads the model with a chat request without messages (Ollama answers it with
-// done_reason "load"), so the first scenario's timings do not include loading it, and
-// returns the context length the loaded model runs with (/api/ps; 0 if unknown).
-func (m *Model) WarmUp(ctx context.Context) (int, error) {
+// Placement is where the server holds the model now (/api/ps): nil when it is not
+// loaded.
+func (m *Model) Placement(ctx context.Context) (*model.Placement, error) {
+	p, err := m.running(ctx)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return &model.Placement{Size: p.Size, SizeVRAM: p.SizeVRAM, ContextLength: p.ContextLength}, nil
+}
+
+// Load has the server load the model with the options a request would carry (a chat
+// request without messages: Ollama loads the model and answers done_reason "load"), so
+// that no scenario's time holds the load. Whether the server did load it is read from
+// /api/ps before and after, not guessed from load_duration, which every request has:
+// the model was not listed, or listed with another placement or context.
+func (m *Model) Load(ctx context.Context, opts model.Options) (model.Load, error) {
+	out := model.Load{NumCtx: opts.NumCtx}
+	before, err := m.Placement(ctx)
+	if err != nil {
+		before = nil // an older server without /api/ps: the load is then assumed
+	}
 	stream := false
-	req := &api.ChatRequest{Model: m.cfg.Model, Messages: []api.Message{}, Stream: &stream}
+	req := &api.ChatRequest{Model: m.cfg.Model, Messages: []api.Message{}, Stream: &stream, Options: options(opts)}
 	if m.cfg.KeepAlive > 0 {
 		req.KeepAlive = &api.Duration{Duration: m.cfg.KeepAlive}
 	}
+	start := time.Now()
 	if err := m.client.Chat(ctx, req, func(api.ChatResponse) error { return nil }); err != nil {
-		return 0, model.Redacted(fmt.Errorf("ollama at %s: loading model %q: %w", m.Host(), m.cfg.Model, err))
+		return out, model.Redacted(fmt.Errorf("ollama at %s: loading model %q: %w", m.Host(), m.cfg.Model, err))
 	}
-	n, err := m.LoadedContext(ctx)
-	if err != nil {
-		return 0, nil // older servers: the context length stays unknown
+	// The server's answer to a load carries no load_duration: the request's own time is it.
+	out.Duration = result.Millis(time.Since(start))
+	after, err := m.Placement(ctx)
+	if err == nil {
+		out.Placement = after
 	}
-	return n, nil
+	out.Loaded = before == nil || after == nil || *before != *after
+	return out, nil
 }
 
 // sameModel compares model names as Ollama does: "llama3.1" is "llama3.1:latest".

@@ -15,7 +15,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/ollama"
 )
 
-func TestProbeAndWarmUp(t *testing.T) {
+func TestProbeAndLoad(t *testing.T) {
 	srv := start(t, fakellm.Script{Models: map[string][]string{"qwen3:4b": {"completion", "tools"}, "chat:1b": {"completion"}}, ContextLength: 8192})
 	ctx := context.Background()
 	m := open(t, srv, false)
@@ -27,10 +27,29 @@ func TestProbeAndWarmUp(t *testing.T) {
 	assert.Equal(t, info.Quantization, "Q4_K_M")
 	assert.Equal(t, info.ContextLength, 8192)
 	assert.Equal(t, len(info.Digest), 64)
-	loaded, err := m.WarmUp(ctx)
+	assert.Equal(t, info.ServerVersion, "0.0.0-fakellm")
+	p, err := m.Placement(ctx)
 	assert.NilError(t, err)
-	assert.Equal(t, loaded, 8192)
-	assert.Equal(t, len(srv.Requests()), 0, "the warm-up is no chat turn")
+	assert.Assert(t, p == nil, "not loaded yet")
+
+	// The first load loads; asking again with the same options does not; other options do.
+	ld, err := m.Load(ctx, model.Options{})
+	assert.NilError(t, err)
+	assert.Assert(t, ld.Loaded)
+	assert.DeepEqual(t, ld.Placement, &model.Placement{Size: 1 << 30, SizeVRAM: 1 << 30, ContextLength: 8192})
+	ld, err = m.Load(ctx, model.Options{})
+	assert.NilError(t, err)
+	assert.Assert(t, !ld.Loaded, "loaded so already: /api/ps is unchanged")
+	ld, err = m.Load(ctx, model.Options{NumCtx: 2048})
+	assert.NilError(t, err)
+	assert.Assert(t, ld.Loaded)
+	assert.Equal(t, ld.Placement.ContextLength, 2048)
+	assert.Equal(t, srv.Loads(), 2, "the server's own count")
+	assert.Equal(t, len(srv.Requests()), 0, "a load is no chat turn")
+	srv.Unload("qwen3:4b")
+	ld, err = m.Load(ctx, model.Options{NumCtx: 2048})
+	assert.NilError(t, err)
+	assert.Assert(t, ld.Loaded, "evicted meanwhile: loaded again")
 
 	chat, err := ollama.New(ollama.Config{Model: "chat:1b", Host: srv.URL()})
 	assert.NilError(t, err)
@@ -91,7 +110,7 @@ func TestLoadedModelMatchedByDigest(t *testing.T) {
 func TestStopReasonAndLoadDuration(t *testing.T) {
 	srv := fakeServer(t, map[string]string{
 		"/api/chat": `{"model":"bigram","message":{"role":"assistant","content":""},"done":true,"done_reason":"length",` +
-			`"prompt_eval_count":90,"eval_count":1,"eval_duration":1000000,"load_duration":1500000000}`,
+			`"prompt_eval_count":90,"eval_count":1,"eval_duration":1000000,"load_duration":1500000000,"prompt_eval_duration":3000000,"total_duration":1600000000}`,
 	})
 	m, err := ollama.New(ollama.Config{Model: "bigram", Host: srv.URL})
 	assert.NilError(t, err)
@@ -99,5 +118,6 @@ func TestStopReasonAndLoadDuration(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, resp.StopReason, model.StopLength)
 	assert.Equal(t, resp.Usage.LoadDuration.Duration(), 1500*time.Millisecond)
-	assert.Assert(t, resp.Usage.Loaded())
+	assert.Equal(t, resp.Usage.PromptEvalDuration.Duration(), 3*time.Millisecond)
+	assert.Equal(t, resp.Usage.TotalDuration.Duration(), 1600*time.Millisecond)
 }

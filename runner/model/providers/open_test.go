@@ -41,9 +41,8 @@ func TestOpenEveryHTTPProviderFromItsVariables(t *testing.T) {
 			info, err := providers.Probe(context.Background(), m)
 			assert.NilError(t, err)
 			assert.Assert(t, info == nil, "%s has no prober", spec)
-			n, err := providers.WarmUp(context.Background(), m)
-			assert.NilError(t, err)
-			assert.Equal(t, n, 0)
+			_, loads := providers.FindLoader(m)
+			assert.Assert(t, !loads, "%s needs no loading", spec)
 		}
 	}
 	reqs := srv.Requests()
@@ -57,7 +56,7 @@ func TestOpenEveryHTTPProviderFromItsVariables(t *testing.T) {
 
 // Ollama's models can be described and loaded ahead of the first request, through the
 // retry and parser wrappers Open puts around them.
-func TestProbeAndWarmUpReachOllamaThroughTheWrappers(t *testing.T) {
+func TestProbeAndLoadReachOllamaThroughTheWrappers(t *testing.T) {
 	srv := fakellm.Start(fakellm.Script{Models: map[string][]string{"qwen3:4b": {"completion", "tools"}}})
 	defer srv.Close()
 	m, err := providers.Open("ollama:qwen3:4b", providers.OpenOptions{Getenv: env(map[string]string{"OLLAMA_HOST": srv.URL()})})
@@ -65,8 +64,11 @@ func TestProbeAndWarmUpReachOllamaThroughTheWrappers(t *testing.T) {
 	info, err := providers.Probe(context.Background(), m)
 	assert.NilError(t, err)
 	assert.Assert(t, info != nil)
-	_, err = providers.WarmUp(context.Background(), m)
+	l, ok := providers.FindLoader(m)
+	assert.Assert(t, ok)
+	load, err := l.Load(context.Background(), model.Options{})
 	assert.NilError(t, err)
+	assert.Assert(t, load.Loaded, "the fake lists no model before the load")
 
 	missing, err := providers.Open("ollama:missing", providers.OpenOptions{Getenv: env(map[string]string{"OLLAMA_HOST": srv.URL()})})
 	assert.NilError(t, err)

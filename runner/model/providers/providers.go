@@ -181,10 +181,11 @@ type Prober interface {
 	Probe(ctx context.Context) (model.Info, error)
 }
 
-// WarmUpper is a model that can be loaded ahead of the first request; it returns the
-// context length the loaded model runs with (0 if unknown).
-type WarmUpper interface {
-	WarmUp(ctx context.Context) (int, error)
+// Loader is a model whose server loads it on request and says where it holds it
+// (Ollama: a chat without messages, and /api/ps).
+type Loader interface {
+	Load(ctx context.Context, opts model.Options) (model.Load, error)
+	Placement(ctx context.Context) (*model.Placement, error)
 }
 
 // Probe describes m through its server, looking through wrappers. Models without a
@@ -200,14 +201,9 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 	return nil, Check(ctx, m)
 }
 
-// WarmUp loads m where its provider can (Ollama); others need no warm-up.
-func WarmUp(ctx context.Context, m model.Model) (int, error) {
-	if w, ok := find[WarmUpper](m); ok {
-		n, err := w.WarmUp(ctx)
-		return n, model.Redacted(err)
-	}
-	return 0, nil
-}
+// FindLoader returns m's Loader, looking through wrappers; false for providers whose
+// models need no loading.
+func FindLoader(m model.Model) (Loader, bool) { return find[Loader](m) }
 
 // find looks for an implementation of T in m or the models it wraps.
 func find[T any](m model.Model) (T, bool) {

@@ -83,7 +83,13 @@ func Normalise(req *model.Request) (Request, []byte, error) {
 	n := Request{Messages: make([]Message, len(req.Messages)), Tools: et.hash, Options: req.Options}
 	for i, m := range req.Messages {
 		nm := Message{Role: m.Role, Content: m.Content, ToolName: m.ToolName}
-		if m.Role == model.RoleTool {
+		switch {
+		case req.External && m.Role != model.RoleAssistant:
+			// An external agent writes its own system prompt, user turns and tool
+			// results: the date, its session's ids and its tools' timings in them must
+			// not make a replay miss.
+			nm.Content = maskExternal(m.Content)
+		case m.Role == model.RoleTool:
 			nm.Content = maskVolatile(m.Content)
 		}
 		for _, c := range m.ToolCalls {
@@ -143,6 +149,30 @@ func maskVolatile(s string) string {
 			return "<time>"
 		}
 		return "<duration>"
+	})
+}
+
+// externalVolatile is what an external agent's own text holds that changes from run to
+// run, besides what volatile matches: UUIDs (session and request ids), dates without a
+// time (Claude Code's "Today's date is", Codex's <current_date>), ids its tools print
+// (Codex's "Chunk ID: 3f9a2c") and timings in words (Codex's "Wall time: 0.0213 seconds").
+var externalVolatile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b` +
+		`|(?i:\b(?:chunk|call|request|session|trace) id: [\w-]+)` +
+		`|\b\d{4}-\d{2}-\d{2}\b` +
+		`|\b\d+(?:\.\d+)? seconds?\b`)
+})
+
+// maskExternal masks volatile text, then an external agent's ids, dates and timings.
+func maskExternal(s string) string {
+	return externalVolatile().ReplaceAllStringFunc(maskVolatile(s), func(m string) string {
+		switch {
+		case strings.Count(m, "-") == 4 || strings.Contains(strings.ToLower(m), " id: "):
+			return "<id>"
+		case strings.HasSuffix(m, "second") || strings.HasSuffix(m, "seconds"):
+			return "<duration>"
+		}
+		return "<date>"
 	})
 }
 

@@ -219,3 +219,31 @@ func TestOccurrencesAndNormalisation(t *testing.T) {
 	opts.Options.MaxTokens = 10
 	assert.Assert(t, mustHash(t, a) != mustHash(t, &opts))
 }
+
+// An external agent's own text (its system prompt, its user turns) holds today's date
+// and its session's id: they do not change the key of its requests, and still do for
+// the built-in loop's, whose cassettes keep their keys.
+func TestExternalAgentsDatesAndIDsAreMasked(t *testing.T) {
+	ask := func(external bool, date, id string) *model.Request {
+		return &model.Request{External: external, Messages: []model.Message{
+			{Role: model.RoleSystem, Content: "Today's date is " + date + ". Session " + id + "."},
+			{Role: model.RoleUser, Content: "<context>started " + date + "</context> fix it"},
+		}}
+	}
+	a := ask(true, "2026-11-28", "0b9d6f7e-1c2a-4e5f-9a8b-7c6d5e4f3a2b")
+	b := ask(true, "2027-01-02", "f1e2d3c4-b5a6-4978-8695-a4b3c2d1e0f9")
+	assert.Equal(t, mustHash(t, a), mustHash(t, b))
+	// Codex's tool output: a random chunk id and the measured wall time.
+	out := func(id, wall string) *model.Request {
+		r := ask(true, "2026-11-28", "x")
+		r.Messages = append(r.Messages, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c", Name: "exec_command", Arguments: json.RawMessage(`{}`)}}},
+			model.Message{Role: model.RoleTool, ToolCallID: "c", Content: "Chunk ID: " + id + "\nWall time: " + wall + " seconds\nProcess exited with code 0\nOutput:\nok\n"})
+		return r
+	}
+	assert.Equal(t, mustHash(t, out("3f9a2c", "0.0213")), mustHash(t, out("a0b1c2", "1.5000")))
+	assert.Assert(t, mustHash(t, out("3f9a2c", "0.0213")) != mustHash(t, then(ask(true, "2026-11-28", "x"), &model.Response{}, "FAIL")))
+	c := ask(true, "2027-01-02", "f1e2d3c4-b5a6-4978-8695-a4b3c2d1e0f9")
+	c.Messages[1].Content += " now"
+	assert.Assert(t, mustHash(t, a) != mustHash(t, c), "what it asks still counts")
+	assert.Assert(t, mustHash(t, ask(false, "2026-11-28", "x")) != mustHash(t, ask(false, "2027-01-02", "x")))
+}

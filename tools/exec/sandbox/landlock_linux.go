@@ -70,6 +70,9 @@ func (l *landlockSandbox) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 		},
 		Seccomp: confine.Seccomp{Sockets: l.seccomp, NoNetwork: !ws.Network, Metadata: l.seccomp, Kernel: l.seccomp},
 	}
+	if ws.EndpointPort > 0 && !ws.Network {
+		cfg.Landlock.ConnectPorts = []int{ws.EndpointPort}
+	}
 	target := append([]string{cmd.Path}, cmd.Args...)
 	if err := l.wrapHelper(cmd, ws, cfg, target, temps); err != nil {
 		releaseTemp(temps, tmp, true) // nothing ran

@@ -1,10 +1,13 @@
 // Package bigram writes a tiny, deterministic llama model as GGUF (through Ollama's own
 // fs/ggml writer), for end-to-end tests against the real Ollama server.
 //
-// The model is a bigram table: one layer whose attention and feed-forward outputs are
-// zero, so the residual stream carries the last token's one-hot embedding straight to
-// the output matrix, which maps token i to next(i) with a logit gap of ~140. Whatever the
-// temperature, the token after i is always next(i). The vocabulary is byte-level BPE
+// The model is a bigram table: its layers' attention and feed-forward outputs are zero,
+// so the residual stream carries the last token's one-hot embedding straight to the
+// output matrix, which maps token i to next(i) with a logit gap of ~140 or more.
+// Whatever the temperature, the token after i is always next(i). A Shape gives it a real
+// model's layers, width, heads and vocabulary (Shapes): the extra weights are small
+// non-zero values, so every step computes what such a model computes, and only the
+// blocks' output projections are zero, so the answers stay the bigram's. The vocabulary is byte-level BPE
 // (gpt2: all 256 byte tokens) plus whole strings as single user-defined tokens. A chat
 // template ends the prompt with a marker token chosen by the conversation's state, and
 // the chain of tokens after that marker is the model's answer; every other token is
@@ -109,18 +112,79 @@ func (m Model) Vocab() (tokens []string, types []int32, next []int, err error) {
 	return tokens, types, next, nil
 }
 
-// WriteGGUF writes the model to path as F16 GGUF (F32 files report quantization
+// Shape is a model's architecture: what a step costs, whatever it answers. The zero
+// Shape is the tiny one: one layer, as wide as the vocabulary, four heads.
+type Shape struct {
+	Layers, Width, Heads, KVHeads, FFN int
+	// Vocab pads the vocabulary to this many tokens (control tokens no text produces).
+	Vocab int
+	// ContextLength overrides the model's trained context length, when set.
+	ContextLength int
+}
+
+// Shapes are named shapes: tiny, small (a CPU-sized model with a real model's structure:
+// grouped-query attention, a gated feed-forward, a 32k vocabulary), and Llama 3's 1B
+// and 8B (for a GPU: 2.5 GB and 16 GB files).
+var Shapes = map[string]Shape{
+	"tiny":        {},
+	"small":       {Layers: 4, Width: 384, Heads: 6, KVHeads: 2, FFN: 1024, Vocab: 32000},
+	"llama3.2-1b": {Layers: 16, Width: 2048, Heads: 32, KVHeads: 8, FFN: 8192, Vocab: 128256},
+	"llama3-8b":   {Layers: 32, Width: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 128256},
+}
+
+// resolve fills a shape's zero fields for a vocabulary of v tokens: the tiny model.
+func (s Shape) resolve(v int) (Shape, error) {
+	if s.Layers == 0 {
+		s.Layers = 1
+	}
+	if s.Width == 0 {
+		s.Width = (v + 31) / 32 * 32 // one-hot embeddings need width >= vocabulary size
+	}
+	if s.Heads == 0 {
+		s.Heads, s.KVHeads = 4, 1
+	}
+	if s.KVHeads == 0 {
+		s.KVHeads = s.Heads
+	}
+	if s.FFN == 0 {
+		s.FFN = 32
+	}
+	s.Vocab = max(s.Vocab, v)
+	switch {
+	case s.Width < v:
+		return s, fmt.Errorf("bigram: width %d is below the %d tokens the answers use (one-hot embeddings)", s.Width, v)
+	case s.Width%s.Heads != 0 || s.Heads%s.KVHeads != 0:
+		return s, fmt.Errorf("bigram: width %d, %d heads and %d KV heads do not divide", s.Width, s.Heads, s.KVHeads)
+	}
+	return s, nil
+}
+
+// WriteGGUF writes the tiny model to path as F16 GGUF (F32 files report quantization
 // "unknown" in /api/show).
-func (m Model) WriteGGUF(path string) error {
+func (m Model) WriteGGUF(path string) error { return m.WriteShapedGGUF(path, Shape{}) }
+
+// WriteShapedGGUF writes the model in the given shape. Weights are generated as they
+// are written, so an 8B file needs no 16 GB of memory.
+func (m Model) WriteShapedGGUF(path string, shape Shape) error {
 	tokens, types, next, err := m.Vocab()
 	if err != nil {
 		return err
 	}
-	v := len(tokens)
-	width := (v + 31) / 32 * 32 // one-hot embeddings need width >= vocabulary size
-	const heads, headsKV, ffn = 4, 1, 32
-	headDim := width / heads
+	used := len(tokens)
+	sh, err := shape.resolve(used)
+	if err != nil {
+		return err
+	}
+	for i := used; i < sh.Vocab; i++ {
+		tokens = append(tokens, fmt.Sprintf("<|pad_%d|>", i))
+		types = append(types, typeControl)
+	}
+	v, width := sh.Vocab, sh.Width
+	headDim := width / sh.Heads
 	ctx := m.ContextLength
+	if sh.ContextLength > 0 {
+		ctx = sh.ContextLength
+	}
 	if ctx == 0 {
 		ctx = 4096
 	}
@@ -128,12 +192,12 @@ func (m Model) WriteGGUF(path string) error {
 		"general.architecture":                   "llama",
 		"general.name":                           "bigram",
 		"general.file_type":                      uint32(1), // mostly F16
-		"llama.block_count":                      uint32(1),
+		"llama.block_count":                      uint32(sh.Layers),
 		"llama.context_length":                   uint32(ctx),
 		"llama.embedding_length":                 uint32(width),
-		"llama.feed_forward_length":              uint32(ffn),
-		"llama.attention.head_count":             uint32(heads),
-		"llama.attention.head_count_kv":          uint32(headsKV),
+		"llama.feed_forward_length":              uint32(sh.FFN),
+		"llama.attention.head_count":             uint32(sh.Heads),
+		"llama.attention.head_count_kv":          uint32(sh.KVHeads),
 		"llama.attention.layer_norm_rms_epsilon": float32(1e-5),
 		"llama.rope.dimension_count":             uint32(headDim),
 		"llama.rope.freq_base":                   float32(10000),
@@ -149,11 +213,13 @@ func (m Model) WriteGGUF(path string) error {
 		"tokenizer.ggml.add_eos_token":           false,
 	}
 
-	embd := make([]float32, v*width) // row t: token t's one-hot vector
-	out := make([]float32, v*width)  // row n: the logits' weights; column i feeds n=next(i)
-	for t := range v {
-		embd[t*width+t] = 1
-		out[next[t]*width+t] = gap
+	// Row t of the embeddings is token t's one-hot vector (the padding tokens' rows are
+	// zero: no text produces them); row n of the output feeds n = next(i) from column i.
+	embd := sparse{ne0: width, ne1: v, at: map[int]float32{}}
+	out := sparse{ne0: width, ne1: v, at: map[int]float32{}}
+	for t := range used {
+		embd.at[t*width+t] = 1
+		out.at[next[t]*width+t] = gap
 	}
 	ones := func(n int) []float32 {
 		s := make([]float32, n)
@@ -163,19 +229,26 @@ func (m Model) WriteGGUF(path string) error {
 		return s
 	}
 	ts := []*ggml.Tensor{
-		f16("token_embd.weight", embd, width, v),
-		f16("output.weight", out, width, v),
+		embd.tensor("token_embd.weight"),
+		out.tensor("output.weight"),
 		f32("output_norm.weight", ones(width), width),
-		f32("blk.0.attn_norm.weight", ones(width), width),
-		f32("blk.0.ffn_norm.weight", ones(width), width),
-		// Zero projections: attention and the feed-forward add nothing to the residual.
-		f16("blk.0.attn_q.weight", nil, width, heads*headDim),
-		f16("blk.0.attn_k.weight", nil, width, headsKV*headDim),
-		f16("blk.0.attn_v.weight", nil, width, headsKV*headDim),
-		f16("blk.0.attn_output.weight", nil, heads*headDim, width),
-		f16("blk.0.ffn_gate.weight", nil, width, ffn),
-		f16("blk.0.ffn_up.weight", nil, width, ffn),
-		f16("blk.0.ffn_down.weight", nil, ffn, width),
+	}
+	kvDim := sh.KVHeads * headDim
+	for l := range sh.Layers {
+		blk := func(name string) string { return fmt.Sprintf("blk.%d.%s", l, name) }
+		ts = append(ts,
+			f32(blk("attn_norm.weight"), ones(width), width),
+			f32(blk("ffn_norm.weight"), ones(width), width),
+			// Small weights: the attention and the gated feed-forward compute for real...
+			noise(blk("attn_q.weight"), width, sh.Heads*headDim, uint64(l)*8+1),
+			noise(blk("attn_k.weight"), width, kvDim, uint64(l)*8+2),
+			noise(blk("attn_v.weight"), width, kvDim, uint64(l)*8+3),
+			noise(blk("ffn_gate.weight"), width, sh.FFN, uint64(l)*8+4),
+			noise(blk("ffn_up.weight"), width, sh.FFN, uint64(l)*8+5),
+			// ...and their output projections are zero: nothing reaches the residual stream.
+			sparse{ne0: sh.Heads * headDim, ne1: width}.tensor(blk("attn_output.weight")),
+			sparse{ne0: sh.FFN, ne1: width}.tensor(blk("ffn_down.weight")),
+		)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -188,22 +261,66 @@ func (m Model) WriteGGUF(path string) error {
 	return f.Close()
 }
 
+// sparse is an F16 tensor of shape [ne0, ne1] that is zero but at a few indexes,
+// written without holding it in memory.
+type sparse struct {
+	ne0, ne1 int
+	at       map[int]float32
+}
+
+func (s sparse) tensor(name string) *ggml.Tensor {
+	return f16Stream(name, s.ne0, s.ne1, func(i int) float32 { return s.at[i] })
+}
+
+// noise is an F16 tensor of small deterministic pseudo-random values (|x| < 0.02).
+func noise(name string, ne0, ne1 int, seed uint64) *ggml.Tensor {
+	return f16Stream(name, ne0, ne1, func(i int) float32 {
+		x := (uint64(i) + 1) * (seed*0x9E3779B97F4A7C15 | 1)
+		x ^= x >> 29
+		x *= 0xBF58476D1CE4E5B9
+		x ^= x >> 32
+		return (float32(x&0xffff)/0xffff - 0.5) * 0.04
+	})
+}
+
+// f16Stream is a 2-D F16 tensor whose values come from value(i), written in chunks.
+func f16Stream(name string, ne0, ne1 int, value func(i int) float32) *ggml.Tensor {
+	return &ggml.Tensor{Name: name, Kind: uint32(ggml.TensorTypeF16), Shape: []uint64{uint64(ne0), uint64(ne1)},
+		WriterTo: stream{n: ne0 * ne1, value: value}}
+}
+
+// stream writes n F16 values.
+type stream struct {
+	n     int
+	value func(i int) float32
+}
+
+func (s stream) WriteTo(w io.Writer) (int64, error) {
+	const chunk = 1 << 16
+	buf := make([]byte, 2*chunk)
+	var total int64
+	for start := 0; start < s.n; start += chunk {
+		end := min(start+chunk, s.n)
+		b := buf[:2*(end-start)]
+		for i := start; i < end; i++ {
+			h := half(s.value(i))
+			b[2*(i-start)], b[2*(i-start)+1] = byte(h), byte(h>>8)
+		}
+		n, err := w.Write(b)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
 // data is a tensor's bytes.
 type data []byte
 
 func (d data) WriteTo(w io.Writer) (int64, error) {
 	n, err := w.Write(d)
 	return int64(n), err
-}
-
-// f16 is a 2-D F16 tensor of shape [ne0, ne1] (ne0 varies fastest); nil values are zeros.
-func f16(name string, values []float32, ne0, ne1 int) *ggml.Tensor {
-	b := make([]byte, 2*ne0*ne1)
-	for i, x := range values {
-		h := half(x)
-		b[2*i], b[2*i+1] = byte(h), byte(h>>8)
-	}
-	return &ggml.Tensor{Name: name, Kind: uint32(ggml.TensorTypeF16), Shape: []uint64{uint64(ne0), uint64(ne1)}, WriterTo: data(b)}
 }
 
 // f32 is a 1-D F32 tensor (norm weights stay F32, as converters write them).
@@ -217,7 +334,7 @@ func f32(name string, values []float32, n int) *ggml.Tensor {
 }
 
 // half converts a float32 in F16's normal range (or zero) to IEEE half precision,
-// rounding to nearest; the model only holds 0, 1 and gap.
+// rounding to nearest; values below F16's normal range (2^-14) become zero.
 func half(x float32) uint16 {
 	u := math.Float32bits(x)
 	sign := uint16(u>>16) & 0x8000

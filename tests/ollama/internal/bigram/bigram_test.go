@@ -3,6 +3,7 @@ package bigram
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,12 +18,20 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// TestFileFollowsChains reads the written GGUF back and runs what the model computes for
-// a last token t (its one-hot embedding, RMS-normed, times the output matrix): the
-// argmax must be next(t), by a margin no sampling can overcome.
+// TestFileFollowsChains reads the written GGUF back, tiny and in the small shape, and
+// runs what the model computes for a last token t (its one-hot embedding, RMS-normed,
+// times the output matrix): the argmax must be next(t), by a margin no sampling can
+// overcome. The blocks' output projections must be zero, so nothing else reaches the
+// output, and their other weights not, so the compute is a real model's.
 func TestFileFollowsChains(t *testing.T) {
+	for _, name := range []string{"tiny", "small"} {
+		t.Run(name, func(t *testing.T) { followsChains(t, Shapes[name]) })
+	}
+}
+
+func followsChains(t *testing.T, shape Shape) {
 	path := filepath.Join(t.TempDir(), GGUFName)
-	assert.NilError(t, Default.WriteGGUF(path))
+	assert.NilError(t, Default.WriteShapedGGUF(path, shape))
 	f, err := os.Open(path)
 	assert.NilError(t, err)
 	defer func() { _ = f.Close() }() // test cleanup: its error does not change what the test checked
@@ -33,9 +42,15 @@ func TestFileFollowsChains(t *testing.T) {
 	assert.Equal(t, kv.String("tokenizer.ggml.model"), "gpt2")
 	tokens, _, next, err := Default.Vocab()
 	assert.NilError(t, err)
-	assert.DeepEqual(t, kv.Strings("tokenizer.ggml.tokens"), tokens)
+	all := kv.Strings("tokenizer.ggml.tokens")
+	assert.DeepEqual(t, all[:len(tokens)], tokens)
+	assert.Equal(t, len(all), max(shape.Vocab, len(tokens)))
 	width := int(kv.EmbeddingLength())
 	assert.Assert(t, width >= len(tokens))
+	if shape.Layers > 0 {
+		assert.Equal(t, int(kv.BlockCount()), shape.Layers)
+		assert.Equal(t, width, shape.Width)
+	}
 
 	read := func(name string) []float32 {
 		for _, tn := range g.Tensors().Items() {
@@ -55,7 +70,23 @@ func TestFileFollowsChains(t *testing.T) {
 		t.Fatalf("no tensor %s", name)
 		return nil
 	}
+	nonZero := func(xs []float32) int {
+		n := 0
+		for _, x := range xs {
+			if x != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	last := fmt.Sprintf("blk.%d.", max(shape.Layers, 1)-1)
+	assert.Equal(t, nonZero(read(last+"attn_output.weight")), 0)
+	assert.Equal(t, nonZero(read(last+"ffn_down.weight")), 0)
+	q := read(last + "attn_q.weight")
+	assert.Assert(t, nonZero(q) > len(q)/2, "the attention computes on real weights")
+
 	embd, out := read("token_embd.weight"), read("output.weight")
+	assert.Equal(t, nonZero(embd[len(tokens)*width:])+nonZero(out[len(tokens)*width:]), 0, "padding tokens are never produced")
 	for tok := range tokens {
 		h := embd[tok*width : (tok+1)*width]
 		var ss float64
@@ -84,6 +115,12 @@ func TestFileFollowsChains(t *testing.T) {
 		chain.WriteString(tokens[tok])
 	}
 	assert.Assert(t, is.Contains(chain.String(), `"name": "write_file"`))
+}
+
+// A shape narrower than the answers' tokens cannot hold their one-hot embeddings.
+func TestShapeTooNarrowIsRefused(t *testing.T) {
+	err := Default.WriteShapedGGUF(filepath.Join(t.TempDir(), GGUFName), Shape{Layers: 2, Width: 64, Heads: 4, FFN: 64})
+	assert.ErrorContains(t, err, "width 64 is below")
 }
 
 func TestDuplicatePieceIsRefused(t *testing.T) {
@@ -181,15 +218,22 @@ func TestOllamaParsesTheAnswers(t *testing.T) {
 
 func TestWriteMakesModelfiles(t *testing.T) {
 	dir := t.TempDir()
-	assert.NilError(t, Write(dir))
+	assert.NilError(t, Write(dir, Variants))
 	for _, v := range Variants {
 		b, err := os.ReadFile(filepath.Join(dir, v.Name+".Modelfile"))
 		assert.NilError(t, err)
-		assert.Assert(t, is.Contains(string(b), "FROM "+filepath.Join(dir, GGUFName)))
+		assert.Assert(t, is.Contains(string(b), "FROM "+filepath.Join(dir, GGUFFile(v.Shape))))
 	}
+	b, err := os.ReadFile(filepath.Join(dir, "bigram-cpu.Modelfile"))
+	assert.NilError(t, err)
+	assert.Assert(t, is.Contains(string(b), "\nPARAMETER num_gpu 0\n"))
 	st, err := os.Stat(filepath.Join(dir, GGUFName))
 	assert.NilError(t, err)
 	assert.Assert(t, st.Size() < 2<<20, "GGUF of %d bytes", st.Size())
+	st, err = os.Stat(filepath.Join(dir, GGUFFile("small")))
+	assert.NilError(t, err)
+	assert.Assert(t, st.Size() > 50<<20, "the small shape's GGUF: %d bytes", st.Size())
+	assert.ErrorContains(t, Write(dir, []Variant{Shaped("huge")}), `no shape "huge"`)
 }
 
 func chain(marker string) []string {

@@ -2,8 +2,10 @@ package bigram
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -38,10 +40,13 @@ var Default = Model{Chains: []Chain{
 	{MarkerSleep, []string{"<tool_call>  ", `{"name": "run_in_terminal", "arguments": {"command": "sleep 3"}}`, "  </tool_call>"}},
 }}
 
-// Variant is one Ollama model made from the shared GGUF: a name and a template.
+// Variant is one Ollama model made from a GGUF of the shared model: a name, a template,
+// the GGUF's shape ("" is tiny, else a key of Shapes) and Modelfile parameters.
 type Variant struct {
 	Name     string
 	Template string
+	Shape    string
+	Params   map[string]string
 }
 
 // chatTemplate builds a chat template: the conversation as text, then the marker for its
@@ -66,31 +71,66 @@ func chatTemplate(native, tools bool, user string) string {
 // Variants are the models the suite creates.
 var Variants = []Variant{
 	// Native tool calls: Ollama parses them into tool_calls.
-	{"bigram", chatTemplate(true, true, MarkerUser)},
+	{Name: "bigram", Template: chatTemplate(true, true, MarkerUser)},
 	// No .ToolCalls block: Ollama returns the call as text; runner's text parser reads it.
-	{"bigram-text", chatTemplate(false, true, MarkerUser)},
+	{Name: "bigram-text", Template: chatTemplate(false, true, MarkerUser)},
 	// No .Tools: a model without the tools capability.
-	{"bigram-notools", chatTemplate(false, false, MarkerNone)},
+	{Name: "bigram-notools", Template: chatTemplate(false, false, MarkerNone)},
 	// Calls a tool the request does not offer: Ollama drops the call and answers "".
-	{"bigram-badtool", chatTemplate(true, true, MarkerBad)},
+	{Name: "bigram-badtool", Template: chatTemplate(true, true, MarkerBad)},
 	// Runs `sleep 3` first: time to stop the server between two steps.
-	{"bigram-sleep", chatTemplate(true, true, MarkerSleep)},
+	{Name: "bigram-sleep", Template: chatTemplate(true, true, MarkerSleep)},
+	// The native model with a real model's structure and a 32k vocabulary (Shapes).
+	Shaped("small"),
+	// The native model forced onto the CPU (num_gpu 0): flagged by runner bench on a
+	// machine with a GPU.
+	{Name: "bigram-cpu", Template: chatTemplate(true, true, MarkerUser), Params: map[string]string{"num_gpu": "0"}},
 }
 
-// GGUFName is the model file's name in the directory Write fills.
+// Shaped is the native model in a named shape (a key of Shapes), named bigram-SHAPE.
+func Shaped(shape string) Variant {
+	return Variant{Name: "bigram-" + shape, Template: chatTemplate(true, true, MarkerUser), Shape: shape}
+}
+
+// GGUFName is the tiny model file's name in the directory Write fills; a shaped one is
+// bigram-SHAPE.gguf.
 const GGUFName = "bigram.gguf"
 
-// Write writes the GGUF and one Modelfile per variant (NAME.Modelfile) into dir.
-func Write(dir string) error {
-	gguf := filepath.Join(dir, GGUFName)
-	if err := Default.WriteGGUF(gguf); err != nil {
-		return err
+// GGUFFile is the file name of a shape's GGUF.
+func GGUFFile(shape string) string {
+	if shape == "" || shape == "tiny" {
+		return GGUFName
 	}
-	for _, v := range Variants {
-		mf := fmt.Sprintf("FROM %s\nTEMPLATE \"\"\"%s\"\"\"\n", gguf, v.Template)
+	return "bigram-" + shape + ".gguf"
+}
+
+// Write writes the GGUF of each shape the variants use, once, and one Modelfile per
+// variant (NAME.Modelfile) into dir.
+func Write(dir string, variants []Variant) error {
+	written := map[string]bool{}
+	for _, v := range variants {
+		gguf := filepath.Join(dir, GGUFFile(v.Shape))
+		if !written[gguf] {
+			shape, ok := Shapes[v.Shape]
+			if !ok && v.Shape != "" {
+				return fmt.Errorf("bigram: no shape %q (known: %s)", v.Shape, strings.Join(ShapeNames(), ", "))
+			}
+			if err := Default.WriteShapedGGUF(gguf, shape); err != nil {
+				return err
+			}
+			written[gguf] = true
+		}
+		var params strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(v.Params)) {
+			fmt.Fprintf(&params, "PARAMETER %s %s\n", k, v.Params[k])
+		}
+		mf := fmt.Sprintf("FROM %s\nTEMPLATE \"\"\"%s\"\"\"\n%s", gguf, v.Template, params.String())
 		if err := os.WriteFile(filepath.Join(dir, v.Name+".Modelfile"), []byte(mf), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// ShapeNames lists the named shapes, sorted.
+func ShapeNames() []string { return slices.Sorted(maps.Keys(Shapes)) }

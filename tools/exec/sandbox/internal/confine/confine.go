@@ -68,6 +68,9 @@ type Rules struct {
 	Write []string `json:"write"`
 	// Network allows TCP connections, UDP and unix sockets.
 	Network bool `json:"network,omitempty"`
+	// ConnectPorts are the TCP ports the command may connect to without Network (ABI 4+):
+	// runner's model endpoint on the loopback, for an external agent.
+	ConnectPorts []int `json:"connect_ports,omitempty"`
 }
 
 // Seccomp says which system calls the helper's filter denies. Landlock does not cover them:

@@ -109,11 +109,38 @@ func restrictThread(r *Rules) error {
 			}
 		}
 	}
+	if netHandled&unix.LANDLOCK_ACCESS_NET_CONNECT_TCP != 0 {
+		for _, port := range r.ConnectPorts {
+			if err := grantPort(ruleset, port); err != nil {
+				return err
+			}
+		}
+	}
 	if err := prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
 	}
 	if _, _, errno := syscall3(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
 		return fmt.Errorf("restrict: %w", errno)
+	}
+	return nil
+}
+
+// netPortAttr is struct landlock_net_port_attr (x/sys has no type for it yet).
+type netPortAttr struct {
+	allowedAccess uint64
+	port          uint64
+}
+
+// ruleNetPort is LANDLOCK_RULE_NET_PORT.
+const ruleNetPort = 2
+
+// grantPort allows TCP connections to port (on any address: Landlock's network rules
+// know ports only).
+func grantPort(ruleset, port int) error {
+	rule := netPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
+	_, _, errno := syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), ruleNetPort, uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("grant TCP port %d: %w", port, errno)
 	}
 	return nil
 }

@@ -1,0 +1,298 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/tools"
+)
+
+// readBody reads a request body with the workspace's path shown as Canonical: the model
+// sees one path whatever the run's temporary directory, so its answers, and a
+// cassette's key, do not depend on it. The path holds no character JSON escapes (New
+// checks), so it is found in the raw body as the agent wrote it.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read request: %w", err)
+	}
+	return replacePath(b, s.workdir, s.canon), nil
+}
+
+// toAgent maps Canonical back to the workspace's path in what the model answered.
+func (s *Server) toAgent(resp *model.Response) *model.Response {
+	if len(s.canon) == 0 {
+		return resp
+	}
+	resp.Content = string(replacePath([]byte(resp.Content), s.canon, s.workdir))
+	calls := make([]model.ToolCall, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		c.Arguments = replacePath(c.Arguments, s.canon, s.workdir)
+		calls[i] = c
+	}
+	resp.ToolCalls = calls
+	return resp
+}
+
+// replacePath replaces the path from with to where it stands as a whole path or a
+// path's start: not preceded by a path character ("/x/workspace" is another path) nor
+// followed by a name character ("/workspace2" is another directory).
+func replacePath(b, from, to []byte) []byte {
+	if len(from) == 0 || !bytes.Contains(b, from) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	i := 0
+	for {
+		j := bytes.Index(b[i:], from)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(from)
+		whole := (j == 0 || !pathByte(b[j-1]) || escaped(b, j)) && (end == len(b) || !nameByte(b[end]))
+		out = append(out, b[i:j]...)
+		if whole {
+			out = append(out, to...)
+		} else {
+			out = append(out, from...)
+		}
+		i = end
+	}
+	return append(out, b[i:]...)
+}
+
+// escaped reports whether b[j-2:j] is a JSON escape of a line break or tab (\n, \r, \t):
+// a path at the start of a line inside a JSON string.
+func escaped(b []byte, j int) bool {
+	return j >= 2 && b[j-2] == '\\' && (b[j-1] == 'n' || b[j-1] == 'r' || b[j-1] == 't')
+}
+
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+func pathByte(c byte) bool { return nameByte(c) || c == '/' }
+
+// options merges what a request sets over the task's model_options.
+func (s *Server) options(temperature, topP *float64, maxTokens int, seed *int) model.Options {
+	o := s.cfg.Options
+	if temperature != nil {
+		o.Temperature = temperature
+	}
+	if topP != nil {
+		o.TopP = topP
+	}
+	if maxTokens > 0 {
+		o.MaxTokens = maxTokens
+	}
+	if seed != nil {
+		o.Seed = seed
+	}
+	return o
+}
+
+// toolSpec turns a tool the agent offers into a spec: its schema passed on as written.
+func toolSpec(name, description string, params json.RawMessage) (tools.Spec, error) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{}}
+	if len(bytes.TrimSpace(params)) > 0 && string(bytes.TrimSpace(params)) != "null" {
+		if err := json.Unmarshal(params, &schema); err != nil {
+			return tools.Spec{}, fmt.Errorf("tool %q: parameters: %w", name, err)
+		}
+	}
+	sch, err := tools.RawSchema(schema)
+	if err != nil {
+		return tools.Spec{}, fmt.Errorf("tool %q: %w", name, err)
+	}
+	return tools.Spec{Name: name, Description: description, Parameters: sch}, nil
+}
+
+// argsString is a call's arguments as the JSON text OpenAI's APIs carry: an object
+// encoded, or the text of a string that holds one.
+func argsString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+// argsObject is a call's arguments as the object Anthropic's API carries ({} when they
+// are not one).
+func argsObject(raw json.RawMessage) json.RawMessage {
+	s := strings.TrimSpace(argsString(raw))
+	var m map[string]any
+	if json.Unmarshal([]byte(s), &m) != nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(s)
+}
+
+// rawArgs keeps the arguments as sent, as valid JSON for the transcript.
+func rawArgs(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+// canonicalArgs is the arguments as compact JSON with sorted keys, what tool_called's
+// args_match reads (as for the loop's calls).
+func canonicalArgs(raw json.RawMessage) string {
+	if args, err := tools.DecodeArgs(raw); err == nil {
+		return policy.CanonicalArgs(args)
+	}
+	return string(raw)
+}
+
+// toolsResult is a tool's result as the agent reported it.
+func toolsResult(output string, ok bool) tools.Result {
+	if ok {
+		return tools.OK(output)
+	}
+	return tools.Result{Output: output, Error: tools.Errorf(tools.CodeExecutionError, "", "the agent reported the call as failed")}
+}
+
+// textOf joins the text of a content field that is a string, or a list of parts each
+// with a "text" (OpenAI's text and input_text/output_text parts, Anthropic's text
+// blocks), as paragraphs; other parts (images) are named, not sent.
+func textOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return string(raw)
+	}
+	out := ""
+	for _, p := range parts {
+		switch {
+		case p.Text != "" || strings.Contains(p.Type, "text"):
+			out = joinText(out, p.Text)
+		default:
+			out = joinText(out, "["+p.Type+"]")
+		}
+	}
+	return out
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeError answers with an error in the protocol of the route: Anthropic's shape for
+// /v1/messages, OpenAI's for the rest.
+func writeError(w http.ResponseWriter, r *http.Request, status int, kind, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/v1/messages") {
+		writeJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": kind, "message": msg}})
+		return
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": kind, "param": nil, "code": kind}})
+}
+
+// failed answers an exchange's error: a refusal as itself, a model failure as a 502.
+func failed(w http.ResponseWriter, r *http.Request, err error) {
+	if rf, ok := err.(*refusal); ok {
+		writeError(w, r, rf.status, rf.kind, rf.msg)
+		return
+	}
+	writeError(w, r, http.StatusBadGateway, "api_error", "runner's endpoint: "+err.Error())
+}
+
+// sse writes server-sent events as they are produced.
+type sse struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func startSSE(w http.ResponseWriter) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	return &sse{w: w, f: f}
+}
+
+// event writes one event: "event: NAME" when name is set, then its data.
+func (e *sse) event(name string, data any) {
+	var b []byte
+	switch d := data.(type) {
+	case string:
+		b = []byte(d)
+	default:
+		b, _ = json.Marshal(d)
+	}
+	var buf bytes.Buffer
+	if name != "" {
+		buf.WriteString("event: " + name + "\n")
+	}
+	buf.WriteString("data: ")
+	buf.Write(b)
+	buf.WriteString("\n\n")
+	_, _ = e.w.Write(buf.Bytes())
+}
+
+func (e *sse) flush() {
+	if e.f != nil {
+		e.f.Flush()
+	}
+}
+
+// estimateTokens is a rough count for count_tokens: about four bytes a token.
+func estimateTokens(b []byte) int { return len(b)/4 + 1 }
+
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": estimateTokens(b)})
+}
+
+func (s *Server) modelEntry(id string) map[string]any {
+	return map[string]any{"id": id, "object": "model", "created": 1700000000, "owned_by": "runner",
+		"type": "model", "display_name": id, "created_at": "2024-01-01T00:00:00Z"}
+}
+
+// models lists the run's model (OpenAI's and Anthropic's list shapes together).
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	e := s.modelEntry(s.cfg.Model.Name())
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{e}, "has_more": false, "first_id": e["id"], "last_id": e["id"]})
+}
+
+// modelInfo describes any model asked for as the run's: whatever the agent names, the
+// run's model answers.
+func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.modelEntry(r.PathValue("id")))
+}

@@ -1,0 +1,156 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/runner/model/fakellm"
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/transcript"
+)
+
+// exampleDir is the runnable example of an external agent: a shell script (curl + jq)
+// and a task file that runs it.
+const exampleDir = "../examples/agents"
+
+// The example, as a person runs it: the oracle plays the reference through runner's
+// endpoint and the script, in the default sandbox; the scenario passes.
+func TestExampleCurlAgentPasses(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	res := runner(t, run{Args: []string{"run", "--out", out, filepath.Join(exampleDir, "hello.yaml")}, Timeout: 2 * time.Minute})
+	assert.Equal(t, res.Code, 0, res.Stdout+res.Stderr)
+	got := readResult(t, filepath.Join(out, "curl-agent-hello", "result.json"))
+	assert.Equal(t, got.Status, result.Passed)
+	assert.Equal(t, got.Agent, "command")
+	assert.Equal(t, got.Stop, result.StopCompleted)
+}
+
+// agentSuite writes two tasks run by the example agent against a model: one the model
+// answers right (passes), one it answers wrong (fails).
+func agentSuite(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join(exampleDir, "curl-agent.sh"))
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "curl-agent.sh"), script, 0o755))
+	task := func(name, file string) string {
+		return "name: " + name + "\nprompt: Write " + file + " containing hello, then call task_complete.\n" +
+			"agent: {command: sh $TASK_DIR/curl-agent.sh}\nmax_steps: 5\ntimeout: 2m\n" +
+			"assert:\n  - file_contains: {path: " + file + ", text: hello}\n  - tool_called: write_file\n"
+	}
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "right.yaml"), []byte(task("right", "hello.txt")), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "wrong.yaml"), []byte(task("wrong", "bye.txt")), 0o644))
+	return dir
+}
+
+// The example agent against a fake model server through runner's OpenAI provider: the
+// right answer passes, the wrong one fails; recorded, the run replays offline (the server
+// stopped) to the same verdicts and transcripts, although the agent's requests name
+// another workspace and session each run.
+func TestCommandAgentRecordsAndReplaysTheSameVerdict(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "hello.txt", Replies: []fakellm.Reply{
+			fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello\n"}),
+			fakellm.ToolCall("task_complete", map[string]any{"summary": "wrote it"}),
+		}},
+		{Match: "bye.txt", Replies: []fakellm.Reply{
+			fakellm.ToolCall("write_file", map[string]any{"path": "bye.txt", "content": "goodbye\n"}),
+			fakellm.ToolCall("task_complete", map[string]any{"summary": "wrote it"}),
+		}},
+	}})
+	suite := agentSuite(t)
+	cassette := filepath.Join(t.TempDir(), "cassette")
+	common := []string{"run", "-j", "2", "--model", "openai:fake"}
+	env := []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake-provider-key-123456"}
+
+	recOut := filepath.Join(t.TempDir(), "rec")
+	rec := runner(t, run{Args: append(append(common, "--out", recOut, "--record", cassette), suite), Env: env, Timeout: 2 * time.Minute})
+	assert.Equal(t, rec.Code, 1, rec.Stdout+rec.Stderr)
+	right := readResult(t, filepath.Join(recOut, "right", "result.json"))
+	assert.Equal(t, right.Status, result.Passed, right.Reason)
+	assert.Equal(t, right.Steps, 2)
+	assert.Assert(t, right.Usage.PromptTokens > 0, "the fake's usage is the run's")
+	wrong := readResult(t, filepath.Join(recOut, "wrong", "result.json"))
+	assert.Equal(t, wrong.Status, result.Failed)
+	assert.Assert(t, is.Contains(wrong.Reason, "file_contains"))
+	// The provider saw the agent's request with the workspace as /workspace.
+	reqs := srv.Requests()
+	assert.Assert(t, len(reqs) >= 4)
+	assert.Assert(t, is.Contains(reqs[0].Messages[0].Content, "You work in /workspace (session "))
+	served := srv.Served()
+	srv.Close()
+
+	playOut := filepath.Join(t.TempDir(), "play")
+	play := runner(t, run{Args: append(append(common, "--out", playOut, "--replay", cassette), suite), Timeout: 2 * time.Minute})
+	assert.Equal(t, play.Code, rec.Code, play.Stdout+play.Stderr)
+	for _, name := range []string{"right", "wrong"} {
+		want, got := readResult(t, filepath.Join(recOut, name, "result.json")), readResult(t, filepath.Join(playOut, name, "result.json"))
+		assert.Equal(t, got.Status, want.Status, name)
+		assert.Equal(t, got.Reason, want.Reason, name)
+		assert.Equal(t, got.Steps, want.Steps, name)
+		assert.DeepEqual(t, got.Usage, want.Usage)
+		assert.DeepEqual(t, got.Assertions, want.Assertions)
+		assert.Equal(t, stableAgentTranscript(t, filepath.Join(playOut, name, "transcript.jsonl"), playOut),
+			stableAgentTranscript(t, filepath.Join(recOut, name, "transcript.jsonl"), recOut), name)
+	}
+	assert.Equal(t, srv.Served(), served, "the replay reached no server")
+}
+
+// stableAgentTranscript is stableTranscript without what differs between two runs of an
+// external agent: its start line (the forwarder's socket directory), its session id.
+func stableAgentTranscript(t *testing.T, path, out string) string {
+	t.Helper()
+	var keep []string
+	for _, line := range strings.Split(stableTranscript(t, path, out), "\n") {
+		if strings.Contains(line, `"type":"`+transcript.TypeAgent+`"`) && strings.Contains(line, `"argv"`) {
+			continue
+		}
+		if i := strings.Index(line, "(session "); i >= 0 {
+			line = line[:i] + line[i+len("(session ")+36:]
+		}
+		keep = append(keep, line)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// The provider's key, in runner's own environment, never reaches the agent: its whole
+// view is searched (its environment, every process's environment and command line in
+// /proc, its home, the temp dirs), and the scenario fails if the key is found. With
+// --sandbox none the agent reads runner's /proc/PID/environ: the control.
+func TestProviderKeyIsNowhereInTheAgentsView(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{{Replies: []fakellm.Reply{{Text: "done"}}}}})
+	defer srv.Close()
+	const half1, half2 = "sk-e2e-provider", "-key-7f3a9c1e55"
+	dir := t.TempDir()
+	grep := `k="$K1$K2"; found=; env | grep -q "$k" && found="$found env"; ` +
+		`for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -qa "$k" "$f" 2>/dev/null && found="$found $f"; done; ` +
+		`grep -rqs "$k" "$HOME" /tmp /var/tmp /run 2>/dev/null && found="$found files"; ` +
+		`[ -n "$found" ] && echo "$found" > leak.txt; exit 0`
+	task := "name: grep-key\nprompt: go\nenv: {K1: " + half1 + ", K2: " + half2 + "}\nagent: {command: '" + grep + "'}\n" +
+		"assert:\n  - file_absent: leak.txt\n"
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "grep.yaml"), []byte(task), 0o644))
+	for _, mode := range []string{"auto", "none"} {
+		out := t.TempDir()
+		res := runner(t, run{Args: []string{"run", "--out", out, "--model", "openai:fake", "--sandbox", mode, "--keep-workspaces", dir},
+			Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=" + half1 + half2, "ANTHROPIC_API_KEY=" + half1 + half2}, Timeout: 2 * time.Minute})
+		got := readResult(t, filepath.Join(out, "grep-key", "result.json"))
+		leak, _ := os.ReadFile(filepath.Join(got.Workspace, "leak.txt"))
+		if mode == "none" {
+			assert.Equal(t, got.Status, result.Failed, "the control: unconfined, the agent reads runner's environment")
+			assert.Assert(t, is.Contains(string(leak), "/environ"))
+			continue
+		}
+		assert.Equal(t, string(leak), "", "the agent found the provider key")
+		assert.Equal(t, res.Code, 0, res.Stdout+res.Stderr)
+		assert.Equal(t, got.Status, result.Passed, got.Reason)
+	}
+}
