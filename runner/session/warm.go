@@ -75,12 +75,11 @@ const warmTimeout = 10 * time.Minute
 
 // warmGroup is the tasks that warm together: one toolchain, one sandbox, one config.
 type warmGroup struct {
-	tc     toolchain
-	wrap   tools.CommandWrapper
-	env    map[string]string
-	limits tools.Limits
-	needs  map[string]bool
-	tasks  int
+	tc    toolchain
+	wrap  tools.CommandWrapper
+	env   map[string]string
+	needs map[string]bool
+	tasks int
 }
 
 // Warm warms the shared build cache (CacheDir) once for the toolchains the tasks use,
@@ -150,7 +149,7 @@ func (s *Session) warmGroups() []*warmGroup {
 			key := tc.name + "\x00" + sandboxName(wrap) + "\x00" + envKey(env)
 			g := byKey[key]
 			if g == nil {
-				g = &warmGroup{tc: tc, wrap: wrap, env: env, limits: t.Limits, needs: map[string]bool{}}
+				g = &warmGroup{tc: tc, wrap: wrap, env: env, needs: map[string]bool{}}
 				byKey[key] = g
 				groups = append(groups, g)
 			}
@@ -197,7 +196,8 @@ func (g *warmGroup) run(ctx context.Context, cacheDir string) (string, error) {
 		return "", err
 	}
 	defer func() { _ = ws.Close() }() // the workspace's handles: Close loses no data
-	ws.Env, ws.Sandbox, ws.Limits, ws.CacheDir = g.env, g.wrap, g.limits, cacheDir
+	// The sandbox's default limits: runner's own step, not bound by one task's limits.
+	ws.Env, ws.Sandbox, ws.CacheDir = g.env, g.wrap, cacheDir
 	ws.CacheWritable = true
 	needs := make([]string, 0, len(g.needs))
 	for n := range g.needs {
