@@ -12,7 +12,7 @@ PKGS    := ./...
 BUILDTAGS := urfave_cli_no_docs
 export GOFLAGS := -tags=$(BUILDTAGS) $(GOFLAGS)
 
-.PHONY: all build test check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
+.PHONY: all build test agents check unit lint fmt scenarios junit-check e2e-ollama bench-ollama bench bench-build bench-search bench-loop bench-startup bench-many bench-bench bench-sandbox clean cover lint-actions cross release-check
 
 all: build
 
@@ -52,8 +52,15 @@ release-check:
 unit:
 	$(GO) test -race -count=1 $(PKGS)
 
+## agents: install the external agents the e2e tests drive (Claude Code, Codex CLI) at the
+## versions tests/agents/package-lock.json pins, into tests/agents/node_modules (~810 MB; npm's
+## cache makes a repeat fast). Without it those tests skip; with RUNNER_REQUIRE_AGENTS=1 they fail.
+agents:
+	cd tests/agents && npm ci --no-audit --no-fund --loglevel=error
+
 ## lint: gofmt, go vet, and golangci-lint with .golangci.yml (errcheck, govet, ineffassign,
-## staticcheck, unused; gocyclo at most 25 and funlen at most 100 lines outside tests).
+## staticcheck, unused; gocyclo at most 25 and funlen at most 100 lines outside tests;
+## forbidigo: agent-controlled files are read only through runner/workspace/door).
 ## golangci-lint is pinned in .tools/lint/go.mod, a module of its own: resolved together with
 ## goreleaser in .tools/go.mod it moved ~60 of goreleaser's dependencies. Its first build
 ## (what CI's clean clone pays, modules from the Go proxy) took 5m25s user CPU, 19 min of wall

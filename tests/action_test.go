@@ -71,7 +71,8 @@ func TestActionDefinition(t *testing.T) {
 		_, ok := a.Inputs[m[1]]
 		assert.Assert(t, ok, "action.yml uses inputs.%s, which it does not declare", m[1])
 	}
-	for _, want := range []string{"paths", "model", "parallel", "junit", "json", "shard", "args", "version"} {
+	for _, want := range []string{"paths", "model", "parallel", "junit", "json", "shard", "args", "version",
+		"command", "models", "repeat", "baseline", "gate"} {
 		_, ok := a.Inputs[want]
 		assert.Assert(t, ok, "the issue asks for input %s", want)
 	}
@@ -96,11 +97,13 @@ func TestActionDefinition(t *testing.T) {
 		assert.Assert(t, ok, "the issue asks for output %s", want)
 	}
 	for name, out := range a.Outputs {
-		m := stepRef.FindStringSubmatch(out.Value)
-		assert.Assert(t, m != nil, "output %s: value %q names no step output", name, out.Value)
-		script, ok := ids[m[1]]
-		assert.Assert(t, ok, "output %s: no step with id %s", name, m[1])
-		assert.Assert(t, setsOutput(script, m[2]), "output %s: step %s never writes %s to GITHUB_OUTPUT", name, m[1], m[2])
+		refs := stepRef.FindAllStringSubmatch(out.Value, -1)
+		assert.Assert(t, refs != nil, "output %s: value %q names no step output", name, out.Value)
+		for _, m := range refs {
+			script, ok := ids[m[1]]
+			assert.Assert(t, ok, "output %s: no step with id %s", name, m[1])
+			assert.Assert(t, setsOutput(script, m[2]), "output %s: step %s never writes %s to GITHUB_OUTPUT", name, m[1], m[2])
+		}
 	}
 	shellCheck(t, a.Runs.Steps)
 }
@@ -150,56 +153,118 @@ func TestDocsWorkflowIsTheExample(t *testing.T) {
 		"docs/ci.md must include examples/github-workflow.yml verbatim in a ```yaml block")
 }
 
-// TestActionArgsKeepQuotedWords runs the action's Run step with a stand-in runner that
-// records its arguments: the args input is split as a shell splits words, so a quoted
-// regex with spaces stays one argument (it was split on every space), and nothing in it
-// is expanded.
+// The benchmarking page's nightly workflow is examples/github-nightly.yml verbatim, so
+// actionlint (make lint-actions) checks what users copy.
+func TestDocsNightlyIsTheExample(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "benchmarking.md"))
+	assert.NilError(t, err)
+	example, err := os.ReadFile(filepath.Join("..", "examples", "github-nightly.yml"))
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Contains(page, append(append([]byte("```yaml\n"), example...), "```"...)),
+		"docs/benchmarking.md must include examples/github-nightly.yml verbatim in a ```yaml block")
+	// It uses the action (not a build of its own) for the bench, and keys come from secrets.
+	assert.Assert(t, bytes.Contains(example, []byte("uses: agentrunner/runner@")))
+	assert.Assert(t, bytes.Contains(example, []byte("command: bench")))
+	assert.Assert(t, bytes.Contains(example, []byte("${{ secrets.")))
+	assert.Assert(t, !bytes.Contains(example, []byte("go build")) && !bytes.Contains(example, []byte("make build")))
+}
+
+// TestExamplesUseDeclaredInputs: actionlint checks the inputs of `uses: ./` but not of
+// agentrunner/runner@REF, which the examples use: every with: key they pass is an input
+// action.yml declares.
+func TestExamplesUseDeclaredInputs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "action.yml"))
+	assert.NilError(t, err)
+	var a actionFile
+	assert.NilError(t, yaml.Unmarshal(raw, &a))
+	files, err := filepath.Glob(filepath.Join("..", "examples", "github-*.yml"))
+	assert.NilError(t, err)
+	uses := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		assert.NilError(t, err)
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					Uses string         `yaml:"uses"`
+					With map[string]any `yaml:"with"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		assert.NilError(t, yaml.Unmarshal(b, &wf), f)
+		for _, job := range wf.Jobs {
+			for _, s := range job.Steps {
+				if !strings.HasPrefix(s.Uses, "agentrunner/runner@") {
+					continue
+				}
+				uses++
+				for k := range s.With {
+					_, ok := a.Inputs[k]
+					assert.Check(t, ok, "%s passes %s, which action.yml does not declare", f, k)
+				}
+			}
+		}
+	}
+	assert.Assert(t, uses >= 3, "the examples use the action %d times", uses)
+}
+
+// TestActionArgsKeepQuotedWords runs the action's run and bench steps with a stand-in
+// runner that records its arguments: the args input (and paths) is split as a shell
+// splits words, so a quoted regex with spaces stays one argument (it was split on every
+// space), and nothing in it is expanded.
 func TestActionArgsKeepQuotedWords(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "action.yml"))
 	assert.NilError(t, err)
 	var a actionFile
 	assert.NilError(t, yaml.Unmarshal(raw, &a))
-	var script string
+	scripts := map[string]string{}
 	for _, s := range a.Runs.Steps {
-		if s.ID == "run" {
-			script = s.Run
+		if s.ID == "run" || s.ID == "bench" {
+			scripts[s.ID] = s.Run
 		}
 	}
-	assert.Assert(t, script != "", "no step with id run")
+	assert.Equal(t, len(scripts), 2, "the run and bench steps")
+	actionPath, err := filepath.Abs("..")
+	assert.NilError(t, err)
 
 	dir := t.TempDir()
 	got := filepath.Join(dir, "argv")
 	fake := "#!/usr/bin/env bash\n[ \"$1\" = version ] && exit 0\nprintf '%s\\0' \"$@\" > " + got + "\n"
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "runner"), []byte(fake), 0o755))
-	step := filepath.Join(dir, "step.sh")
-	assert.NilError(t, os.WriteFile(step, []byte(script), 0o644))
-
-	run := func(args, paths string) (string, error) {
-		cmd := exec.Command("bash", step)
+	run := func(id, args, paths string) ([]string, string, error) {
+		_ = os.Remove(got)
+		step := filepath.Join(dir, id+".sh")
+		assert.NilError(t, os.WriteFile(step, []byte(scripts[id]), 0o644))
+		cmd := exec.Command("bash", "-e", step) // GitHub runs bash with -e
 		cmd.Env = append(os.Environ(),
-			"PATH="+dir+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"),
-			"TASK_PATHS="+paths, "MODEL=", "PARALLEL=", "OUT=runner-out", "JUNIT=", "JSON=r.json", "SHARD=", "ARGS="+args)
+			"PATH="+dir+":"+os.Getenv("PATH"), "GITHUB_ACTION_PATH="+actionPath,
+			"GITHUB_OUTPUT="+filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY="+filepath.Join(dir, "summary"),
+			"TASK_PATHS="+paths, "MODEL=", "MODELS=oracle", "REPEAT=", "GATE=models", "BASELINE=", "PARALLEL=",
+			"OUT=runner-out", "JUNIT=", "JSON=r.json", "SHARD=", "ARGS="+args)
 		out, err := cmd.CombinedOutput()
-		return string(out), err
+		b, _ := os.ReadFile(got)
+		var argv []string
+		if len(b) > 0 {
+			argv = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		}
+		return argv, string(out), err
 	}
-	out, err := run(`--filter 'fix (docs|go)' --repeat 3 --var "greeting=hello world" --timeout=5m $HOME`, "scenarios/ 'my tasks/*.yaml'")
+	const args = `--filter 'fix (docs|go)' --var "greeting=hello world" --timeout=5m $HOME`
+	want := []string{"--filter", "fix (docs|go)", "--var", "greeting=hello world", "--timeout=5m", "$HOME", "scenarios/", "my tasks/*.yaml"}
+	argv, out, err := run("run", args, "scenarios/ 'my tasks/*.yaml'")
 	assert.NilError(t, err, out)
-	argv, err := os.ReadFile(got)
-	assert.NilError(t, err)
-	assert.DeepEqual(t, strings.Split(strings.TrimSuffix(string(argv), "\x00"), "\x00"), []string{
-		"run", "--out", "runner-out", "--json", "r.json",
-		"--filter", "fix (docs|go)", "--repeat", "3", "--var", "greeting=hello world", "--timeout=5m", "$HOME",
-		"scenarios/", "my tasks/*.yaml",
-	})
-
-	assert.NilError(t, os.Remove(got))
-	out, err = run("", "scenarios/")
+	assert.DeepEqual(t, argv, append([]string{"run", "--out", "runner-out", "--json", "r.json"}, want...))
+	argv, out, err = run("bench", args, "scenarios/ 'my tasks/*.yaml'")
 	assert.NilError(t, err, out)
-	argv, err = os.ReadFile(got)
-	assert.NilError(t, err)
-	assert.Equal(t, string(argv), "run\x00--out\x00runner-out\x00--json\x00r.json\x00scenarios/\x00", "no empty argument from empty args")
+	assert.DeepEqual(t, argv, append([]string{"bench", "--out", "runner-out", "--models", "oracle,", "--gate", "models"}, want...))
 
-	out, err = run(`--filter 'unclosed`, "scenarios/")
+	argv, out, err = run("run", "", "scenarios/")
+	assert.NilError(t, err, out)
+	// No empty argument from empty args.
+	assert.DeepEqual(t, argv, []string{"run", "--out", "runner-out", "--json", "r.json", "scenarios/"})
+
+	argv, out, err = run("run", `--filter 'unclosed`, "scenarios/")
 	assert.Assert(t, err != nil, "an unmatched quote stops the step")
+	assert.Assert(t, argv == nil, "runner did not run: %v", argv)
 	assert.Assert(t, strings.Contains(out, "::error::runner action: the args input has an unmatched quote"), out)
 }

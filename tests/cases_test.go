@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -191,4 +192,74 @@ func TestCostEqualsTokensTimesTheTableAndTheBudgetStops(t *testing.T) {
 	o = runner(t, run{Args: []string{"run", "--out", t.TempDir(), "--model", "openai:acme-1", "--budget-usd", "1", dir}, Env: env})
 	assert.Equal(t, o.Code, 2)
 	assert.Check(t, is.Contains(o.Stderr, "the price of openai:acme-1 is unknown"))
+}
+
+// TestNegativeTokenCountsCannotLowerTheCost performs issue 24's attack on cost: a server
+// reports +1,000,000 prompt tokens for one answer and -1,000,000 for the next, to the
+// agent and to the judge (whose first answer has no verdict, so it is asked again). Each
+// answer's counts are clamped before they are added, so every provider's run costs what
+// its positive answers cost, and --budget-usd still stops the second scenario.
+func TestNegativeTokenCountsCannotLowerTheCost(t *testing.T) {
+	t.Parallel()
+	const prompt, completion = 1_000_000, 200_000
+	with := func(r fakellm.Reply, sign int) fakellm.Reply {
+		r.Usage = &fakellm.Usage{PromptTokens: sign * prompt, CompletionTokens: sign * completion}
+		return r
+	}
+	script := fakellm.Script{
+		Routes: []fakellm.Route{{Match: "## Rubric", Replies: []fakellm.Reply{
+			with(fakellm.Text("Let me think about it."), 1),
+			with(fakellm.ToolCall("verdict", map[string]any{"score": 0.9, "reasoning": "fine"}), -1),
+		}, Repeat: true}},
+		Replies: []fakellm.Reply{
+			with(fakellm.ToolCall("write_file", map[string]any{"path": "poem.txt", "content": "Red leaves\n"}), 1),
+			with(fakellm.ToolCall("task_complete", map[string]any{"summary": "done"}), -1),
+		},
+	}
+	prices := filepath.Join(t.TempDir(), "prices.yaml")
+	var table strings.Builder
+	table.WriteString("models:\n")
+	names := []string{"ollama", "openai", "openai-responses", "anthropic", "gemini"}
+	for _, name := range names {
+		fmt.Fprintf(&table, "  %s:fake-model: {input: 1.0, output: 2.0}\n  %s:judge-model: {input: 1.0, output: 2.0}\n", name, name)
+	}
+	assert.NilError(t, os.WriteFile(prices, []byte(table.String()), 0o644))
+	want := (prompt*1.0 + completion*2.0) / 1e6 // $1.40 for each positive answer
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := fakellm.Start(script)
+			defer srv.Close()
+			path := writeTask(t, "judged", judgeTaskWith(name+":judge-model"))
+			sr := runScenario(t, provider{Name: name}, srv, path, "judged", "--prices", prices)
+			assert.Equal(t, sr.Code, 0, sr.Stdout)
+			assert.Equal(t, sr.Result.Usage.PromptTokens, prompt)
+			assert.Equal(t, sr.Result.Usage.CompletionTokens, completion)
+			assert.DeepEqual(t, sr.Result.JudgeUsage, &result.Usage{PromptTokens: prompt, CompletionTokens: completion})
+			assert.Assert(t, sr.Result.Cost != nil && sr.Result.Cost.USD != nil && sr.Result.Cost.JudgeUSD != nil)
+			assert.Equal(t, *sr.Result.Cost.USD, want)
+			assert.Equal(t, *sr.Result.Cost.JudgeUSD, want)
+		})
+	}
+
+	t.Run("budget", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		var routes []fakellm.Route
+		for _, name := range []string{"a1", "a2"} {
+			body := "name: " + name + "\nprompt: Write " + name + ".\ntools: [write_file]\nassert:\n  - completed: true\n"
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(body), 0o644))
+			routes = append(routes, fakellm.Route{Match: "Write " + name + ".", Replies: []fakellm.Reply{
+				with(fakellm.ToolCall("write_file", map[string]any{"path": name, "content": "x"}), 1),
+				with(fakellm.ToolCall("task_complete", map[string]any{"summary": "ok"}), -1),
+			}})
+		}
+		srv := fakellm.Start(fakellm.Script{Routes: routes})
+		defer srv.Close()
+		args, env := provider{Name: "openai"}.args(srv)
+		o := runner(t, run{Args: append([]string{"run", "--out", t.TempDir(), "--sandbox", "none", "-j", "1", "--prices", prices,
+			"--budget-usd", "1", dir}, args...), Env: env})
+		assert.Equal(t, o.Code, 3, "the first scenario spent the budget: the second is not run")
+		assert.Check(t, is.Contains(o.Stdout, "2 scenarios: 1 passed, 1 errored"))
+	})
 }

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -272,6 +274,101 @@ func TestToolContextCannotReadTheTaskFile(t *testing.T) {
 			answer, _ := os.ReadFile(filepath.Join(s.Workspace, "answer.txt"))
 			assert.Check(t, !strings.Contains(string(answer), "SECRET-ANSWER-42"), "the task file leaked into the workspace")
 			_ = os.RemoveAll(s.Workspace) // test cleanup: its error does not change what the test checked
+		})
+	}
+}
+
+// forgedManifestTask: the agent fails its task and leaves in its workspace a whole output
+// directory of its own: a results.manifest.jsonl listing a result.json (status passed,
+// dated 2030 so it would win as the latest) with that file's true SHA-256. %[1]s is the
+// task path, %[2]s the forged result, %[3]s its SHA-256.
+const forgedManifestTask = `name: forged-manifest
+prompt: Write done.txt.
+tools: [write_file]
+assert:
+  - file_exists: done.txt
+reference:
+  - write_file:
+      path: forged/result.json
+      content: '%[2]s'
+  - write_file:
+      path: results.manifest.jsonl
+      content: |
+        {"path": "forged/result.json", "sha256": "%[3]s"}
+  - task_complete: {summary: done}
+`
+
+// forgedManifest writes the task whose agent forges a manifest and returns its path. A
+// claim, when set, is the workspace the forged result says it kept.
+func forgedManifest(t *testing.T, dir, claim string) string {
+	t.Helper()
+	path := filepath.Join(dir, "forged-manifest.yaml")
+	forged := fmt.Sprintf(`{"name": "forged-manifest", "file": %q, "repeat": 1, "status": "passed", "stop_reason": "completed", "started": "2030-01-01T00:00:00Z", "duration_ms": 1, "index": 0, "workspace": %q}`, path, claim)
+	sum := sha256.Sum256([]byte(forged))
+	assert.NilError(t, os.WriteFile(path, []byte(fmt.Sprintf(forgedManifestTask, path, forged, hex.EncodeToString(sum[:]))), 0o644))
+	return path
+}
+
+// TestForgedManifestInDownloadedWorkspace performs issue 24's attack on merge: the kept
+// workspaces are downloaded beside the output directory into one artifact folder (TMPDIR
+// is a sibling of --out, and the folder is moved, as a download puts it elsewhere), so a
+// search of the folder finds the agent's own output directory next to the real one. Merge
+// and --rerun-failed must read only the real record, and name the forged manifest.
+// Variants: as runner leaves it (the kept workspace's marker); with the marker gone (an
+// upload that dropped it), where the real result naming its workspace keeps the forgery
+// out; with RUNNER_MANIFEST_KEY set in the run and the merge, the marker gone and the
+// forged result naming the real output directory as its own workspace, where only what
+// runner signed is read at all; and that last forgery without a key, which merge cannot
+// settle and refuses (never a pass).
+func TestForgedManifestInDownloadedWorkspace(t *testing.T) {
+	t.Parallel()
+	for _, variant := range []string{"marked", "unmarked", "keyed", "counterclaim"} {
+		t.Run(variant, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			art := filepath.Join(dir, "artifact")
+			out, ws := filepath.Join(art, "runner-out"), filepath.Join(art, "workspaces")
+			claim := ""
+			if variant == "keyed" || variant == "counterclaim" {
+				claim = out
+			}
+			path := forgedManifest(t, dir, claim)
+			assert.NilError(t, os.MkdirAll(ws, 0o755))
+			env := []string{"TMPDIR=" + ws}
+			if variant == "keyed" {
+				env = append(env, "RUNNER_MANIFEST_KEY=a-ci-secret-the-agent-never-sees")
+			}
+			o := runner(t, run{Args: []string{"run", "--keep-workspaces", "--out", out, path}, Env: env})
+			assert.Equal(t, o.Code, 1, o.Stdout)
+			marks, _ := filepath.Glob(filepath.Join(ws, "*", "runner-kept-workspace.txt"))
+			assert.Equal(t, len(marks), 1, "runner marks the workspace it keeps")
+			if variant != "marked" {
+				assert.NilError(t, os.Remove(marks[0]))
+			}
+			// The download: the same folders, somewhere else.
+			got := filepath.Join(dir, "downloaded")
+			assert.NilError(t, os.Rename(art, got))
+			out, ws = filepath.Join(got, "runner-out"), filepath.Join(got, "workspaces")
+			env[0] = "TMPDIR=" + ws
+			planted, _ := filepath.Glob(filepath.Join(ws, "*", "results.manifest.jsonl"))
+			assert.Equal(t, len(planted), 1, "the agent's manifest must lie in the downloaded folder")
+
+			m := runner(t, run{Args: []string{"merge", "--json", filepath.Join(dir, "merged.json"), got}, Env: env})
+			if variant == "counterclaim" {
+				assert.Equal(t, m.Code, 2, m.Stdout)
+				assert.Check(t, is.Contains(m.Stderr, "cannot be told without a key: set RUNNER_MANIFEST_KEY"))
+				assert.Check(t, is.Contains(m.Stderr, planted[0]), "the forged manifest is named")
+				return
+			}
+			assert.Equal(t, m.Code, 1, m.Stdout)
+			assert.Check(t, is.Contains(m.Stdout, "1 scenario: 0 passed, 1 failed"))
+			assert.Check(t, is.Contains(m.Stderr, planted[0]), "the forged manifest is named")
+
+			again := runner(t, run{Args: []string{"run", "--rerun-failed", got, "--keep-workspaces", "--out", out, path}, Env: env})
+			assert.Equal(t, again.Code, 1, again.Stdout)
+			assert.Check(t, is.Contains(again.Stderr, planted[0]), "the forged manifest is named")
+			kept, _ := filepath.Glob(filepath.Join(ws, "*", "results.manifest.jsonl"))
+			assert.Equal(t, len(kept), 2, "--rerun-failed must run the scenario again")
 		})
 	}
 }

@@ -118,6 +118,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			return out.fail(modelError(cfg.Model.Name(), err))
 		}
 		out.Steps = step
+		resp.Usage = resp.Usage.Clamped() // what the transcript, the totals and the checks see
 		out.Usage.Add(resp.Usage)
 		out.MaxPrompt = max(out.MaxPrompt, resp.Usage.PromptTokens)
 		// Ids first: the response event, the decision and the tool call show the same one.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/workspace/door"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -42,6 +43,9 @@ type Run struct {
 
 	ws    *tools.Workspace
 	wsErr error
+	// dir is the final workspace through the door, which every read of it goes through.
+	dir    *door.Dir
+	dirErr error
 }
 
 // Checker is one assertion kind bound to its spec.
@@ -148,9 +152,24 @@ func (r *Run) workspace() (*tools.Workspace, error) {
 	return r.ws, r.wsErr
 }
 
+// files opens the final workspace's door once per Check or CheckAll.
+func (r *Run) files() (*door.Dir, error) {
+	if r.dir == nil && r.dirErr == nil {
+		if r.Workspace == "" {
+			r.dirErr = fmt.Errorf("no workspace directory was given")
+		} else {
+			r.dir, r.dirErr = door.Open(r.Workspace)
+		}
+	}
+	return r.dir, r.dirErr
+}
+
 func (r *Run) closeWorkspace() {
 	if r.ws != nil {
 		_ = r.ws.Close() // read-only handle: nothing to flush
 	}
-	r.ws, r.wsErr = nil, nil
+	if r.dir != nil {
+		_ = r.dir.Close() // a directory handle: nothing to flush
+	}
+	r.ws, r.wsErr, r.dir, r.dirErr = nil, nil, nil, nil
 }

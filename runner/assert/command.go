@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/workspace/door"
 	toolexec "github.com/agentrunner/runner/tools/exec"
 )
 
@@ -59,7 +60,9 @@ func (c command) CheckTests(ctx context.Context, run *Run) (bool, string, []resu
 	var tests []result.Test
 	if c.JUnit != "" {
 		data, err := rd.read(ctx, c.JUnit)
-		if err != nil {
+		if msg, ok := door.Blame(err); ok {
+			return false, fmt.Sprintf("`%s` exited %d; %s%s", c.Run, res.ExitCode, msg, showTail(res.Output)), nil
+		} else if err != nil {
 			return false, fmt.Sprintf("`%s` exited %d but wrote no readable JUnit file $%s/%s: %v%s", c.Run, res.ExitCode, ResultsDirEnv, c.JUnit, err, showTail(res.Output)), nil
 		}
 		if tests, err = ParseJUnit(data); err != nil {

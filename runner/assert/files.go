@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"github.com/agentrunner/runner/runner/task"
-	wsfiles "github.com/agentrunner/runner/runner/workspace"
+	"github.com/agentrunner/runner/runner/workspace/door"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -39,40 +36,40 @@ func resolve(run *Run, p string, follow bool) (*tools.Workspace, string, error) 
 	return ws, rel, nil
 }
 
-// readFile reads a workspace file; the error is a finished message.
+// readFile reads a workspace file through the door, following links that stay inside
+// the workspace as a program there would; the error is a finished message.
 func readFile(run *Run, p string) (string, error) {
-	ws, rel, err := resolve(run, p, true)
+	_, rel, err := resolve(run, p, true)
 	if err != nil {
 		return "", err
 	}
-	// O_NONBLOCK: the agent may have left a FIFO (or a device) at the path, and a plain
-	// open would wait for a writer for ever. Only a regular file is read.
-	f, err := ws.Root().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	d, err := run.files()
+	if err != nil {
+		return "", fmt.Errorf("cannot check %s: %w", p, err)
+	}
+	f, err := d.OpenFollow(rel)
 	if err != nil {
 		return "", fileErr(p, err)
 	}
 	defer func() { _ = f.Close() }() // read only: Close loses no data
-	info, err := f.Stat()
-	switch {
-	case err != nil:
-		return "", fileErr(p, err)
-	case info.IsDir():
-		return "", fmt.Errorf("%s is a directory, not a file", p)
-	case !info.Mode().IsRegular():
-		return "", fmt.Errorf("%s is %s, not a regular file", p, wsfiles.DescribeMode(info.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	data, err := f.ReadAll(maxFileSize)
 	if err != nil {
 		return "", fileErr(p, err)
-	}
-	if len(data) > maxFileSize {
-		return "", fmt.Errorf("%s is larger than %d MiB", p, maxFileSize>>20)
 	}
 	return string(data), nil
 }
 
+// fileErr is the message of a failed read of p: what the agent left there when the door
+// refused it (a FIFO, a device, a symlink loop, ...), else what the system said.
 func fileErr(p string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+	var de *door.Error
+	switch {
+	case errors.As(err, &de) && de.Kind == door.Directory:
+		return fmt.Errorf("%s is a directory, not a file", p)
+	case errors.As(err, &de):
+		msg, _ := door.Blame(err)
+		return errors.New(msg)
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s does not exist", p)
 	}
 	return fmt.Errorf("cannot read %s: %s", p, tools.FileError(err, p).Message)

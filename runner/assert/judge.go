@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
+	"github.com/agentrunner/runner/runner/workspace/door"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -92,6 +94,13 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 		fail("no judge model can be opened in this run")
 		return
 	}
+	files, broken := j.readFiles(run)
+	if broken != "" {
+		// Not the judge's to weigh: what the agent left where a file must be fails the
+		// assertion, as it fails every other reader.
+		r.Passed, r.Message = false, fmt.Sprintf("judge %s: %s", j.Model, broken)
+		return
+	}
 	m, err := run.Judge.Open(j.Model)
 	if err != nil {
 		fail("%v", err)
@@ -99,7 +108,7 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 	}
 	// The judge's server is outside the process: files and output the agent produced may
 	// hold a task's secret, sent as [REDACTED].
-	prompt := scrub.String(j.prompt(run))
+	prompt := scrub.String(j.prompt(run, files))
 	req := &model.Request{
 		Messages: []model.Message{{Role: model.RoleSystem, Content: judgeSystem}, {Role: model.RoleUser, Content: prompt}},
 		Tools:    []tools.Spec{VerdictTool},
@@ -124,8 +133,9 @@ func (j judge) checkInto(ctx context.Context, run *Run, r *result.Assertion) {
 			fail("%v", err)
 			return
 		}
-		v.Usage.PromptTokens += resp.Usage.PromptTokens
-		v.Usage.CompletionTokens += resp.Usage.CompletionTokens
+		resp.Usage = resp.Usage.Clamped() // a negative count must not lower the judge's cost
+		v.Usage.PromptTokens = result.AddCount(v.Usage.PromptTokens, resp.Usage.PromptTokens)
+		v.Usage.CompletionTokens = result.AddCount(v.Usage.CompletionTokens, resp.Usage.CompletionTokens)
 		if resp.Content != "" {
 			texts = append(texts, resp.Content)
 		}
@@ -184,29 +194,44 @@ func parseVerdict(raw json.RawMessage) (float64, string, error) {
 	return score, strings.TrimSpace(reasoning), nil
 }
 
+// judgeFile is one of judge.files as the judge is shown it: its content (capped) and a
+// note (missing, a directory, cut).
+type judgeFile struct{ path, content, note string }
+
+// readFiles reads judge.files from the final workspace, within the caps. broken is set
+// when the agent left something that is not a file at one of them (a FIFO, a device, a
+// symlink loop): the assertion fails without asking the judge.
+func (j judge) readFiles(run *Run) (files []judgeFile, broken string) {
+	if len(j.Files) == 0 {
+		return nil, ""
+	}
+	d, err := run.files()
+	total := 0
+	for _, p := range j.Files {
+		if err != nil {
+			files = append(files, judgeFile{path: p, note: fmt.Sprintf("(cannot open the workspace: %v)", err)})
+			continue
+		}
+		content, note, rerr := readCapped(d, p, min(judgeFileCap, judgeTotalCap-total))
+		if msg, ok := door.Blame(rerr); ok {
+			return nil, msg
+		}
+		total += len(content)
+		files = append(files, judgeFile{p, content, note})
+	}
+	return files, ""
+}
+
 // prompt is what the judge reads: the task, the rubric, the agent's summary and the
 // files, each capped. Everything the agent wrote is quoted between lines that carry a
 // nonce drawn for this request (see quoteData): the agent cannot end its quotation and
 // add a rubric of its own, since it cannot know the line that would end it.
-func (j judge) prompt(run *Run) string {
+func (j judge) prompt(run *Run, files []judgeFile) string {
 	var data []string // every piece of agent text, so the nonce can be checked against all
 	summary := strings.TrimSpace(run.Summary)
 	data = append(data, summary)
-	type file struct{ path, content, note string }
-	var files []file
-	if len(j.Files) > 0 {
-		ws, err := run.workspace()
-		total := 0
-		for _, p := range j.Files {
-			if err != nil {
-				files = append(files, file{path: p, note: fmt.Sprintf("(cannot open the workspace: %v)", err)})
-				continue
-			}
-			content, note := readCapped(ws, p, min(judgeFileCap, judgeTotalCap-total))
-			total += len(content)
-			files = append(files, file{p, content, note})
-			data = append(data, content)
-		}
+	for _, f := range files {
+		data = append(data, f.content)
 	}
 	nonce := newNonce(data)
 
@@ -272,29 +297,45 @@ func promptOf(run *Run) string {
 	return run.Judge.Prompt
 }
 
-// readCapped reads up to limit bytes of a workspace file, with a note when it is missing,
-// a directory or cut.
-func readCapped(ws *tools.Workspace, p string, limit int) (string, string) {
+// readCapped reads up to limit bytes of a workspace file through the door, with a note
+// when it is missing, a directory or cut. err is what the door refused (a FIFO, a device,
+// a symlink loop or a link out of the workspace).
+func readCapped(d *door.Dir, p string, limit int) (content, note string, err error) {
 	if limit <= 0 {
-		return "", "(left out: the files shown already reach the judge's limit)"
+		return "", "(left out: the files shown already reach the judge's limit)", nil
 	}
-	f, err := ws.Root().Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", "(the file does not exist)"
+	rel, ok := lexicalRel(p)
+	if !ok {
+		return "", "(outside the workspace)", nil
 	}
-	if err != nil {
-		return "", fmt.Sprintf("(cannot read: %v)", err)
+	f, err := d.OpenFollow(rel)
+	var de *door.Error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "(the file does not exist)", nil
+	case errors.As(err, &de) && de.Kind == door.Directory:
+		return "", "(a directory, not a file)", nil
+	case errors.As(err, &de):
+		return "", "", err
+	case err != nil:
+		return "", fmt.Sprintf("(cannot read: %v)", err), nil
 	}
 	defer func() { _ = f.Close() }() // read only: Close loses no data
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return "", "(a directory, not a file)"
-	}
-	buf, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	buf, more, err := f.ReadPrefix(int64(limit))
 	if err != nil {
-		return "", fmt.Sprintf("(cannot read: %v)", err)
+		return "", fmt.Sprintf("(cannot read: %v)", err), nil
 	}
-	if len(buf) > limit {
-		return strings.ToValidUTF8(string(buf[:limit]), ""), fmt.Sprintf("(cut at %d bytes)", limit)
+	if more {
+		return strings.ToValidUTF8(string(buf), ""), fmt.Sprintf("(cut at %d bytes)", limit), nil
 	}
-	return strings.ToValidUTF8(string(buf), "\uFFFD"), ""
+	return strings.ToValidUTF8(string(buf), "\uFFFD"), "", nil
+}
+
+// lexicalRel is p, a judge.files path (the task author's), relative to the workspace.
+func lexicalRel(p string) (string, bool) {
+	clean := path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "./"))
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", false
+	}
+	return clean, true
 }

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -130,17 +132,51 @@ func TestJudgeFailuresAreErrors(t *testing.T) {
 
 // TestJudgeReadsOnlyTheWorkspace performs what an agent could try: make a file the judge
 // reads a symlink to a secret outside the workspace, so that it is sent to the judge's
-// model. The judge must see an error, never the content.
+// model. The assertion fails without the judge being asked: the agent broke the
+// workspace, and nothing of the secret is sent.
 func TestJudgeReadsOnlyTheWorkspace(t *testing.T) {
-	srv := fakellm.Start(fakellm.Script{Replies: []fakellm.Reply{verdict(0.5, "ok")}})
+	srv := fakellm.Start(fakellm.Script{Replies: []fakellm.Reply{verdict(1, "ok")}})
 	defer srv.Close()
 	var events []transcript.Judge
 	r := Check(context.Background(), judgeAssertion(0.5, "escape"), judgeRun(t, srv, &events)) // escape -> /etc/passwd
-	assert.Assert(t, !r.Error, r.Message)
-	user := srv.Requests()[0].Messages[1].Content
-	assert.Check(t, is.Contains(user, "### escape"))
-	assert.Check(t, is.Contains(user, "(cannot read:"))
-	assert.Check(t, !strings.Contains(user, "root:"), "a file outside the workspace reached the judge")
+	assert.Assert(t, !r.Error && !r.Passed, r.Message)
+	assert.Check(t, is.Contains(r.Message, "the agent broke the workspace: escape is a symlink that leads out"))
+	assert.Equal(t, len(srv.Requests()), 0, "the judge was asked")
+}
+
+// TestJudgeFilesTheAgentBrokeFailWithoutAsking: a FIFO (which used to block the prompt
+// until the scenario's deadline, an error of the scenario) and a symlink loop at a file
+// the judge reads fail the assertion at once, naming what the agent left; a missing file
+// or a directory is still shown to the judge as a note.
+func TestJudgeFilesTheAgentBrokeFailWithoutAsking(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"fifo", "the agent broke the workspace: report.md is a FIFO (named pipe), not a regular file"},
+		{"loop", "the agent broke the workspace: report.md: too many levels of symbolic links (a symlink loop)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakellm.Start(fakellm.Script{Replies: []fakellm.Reply{verdict(1, "ok")}})
+			defer srv.Close()
+			var events []transcript.Judge
+			run := judgeRun(t, srv, &events)
+			p := filepath.Join(run.Workspace, "report.md")
+			if tc.name == "fifo" {
+				assert.NilError(t, syscall.Mkfifo(p, 0o644))
+			} else {
+				assert.NilError(t, os.Symlink("report2.md", p))
+				assert.NilError(t, os.Symlink("report.md", filepath.Join(run.Workspace, "report2.md")))
+			}
+			done := make(chan result.Assertion, 1)
+			go func() { done <- Check(context.Background(), judgeAssertion(0.5, "report.md"), run) }()
+			select {
+			case r := <-done:
+				assert.Assert(t, !r.Error && !r.Passed, r.Message)
+				assert.Check(t, is.Contains(r.Message, tc.want))
+			case <-time.After(10 * time.Second):
+				t.Fatal("the judge's read of a FIFO blocked")
+			}
+			assert.Equal(t, len(srv.Requests()), 0, "the judge was asked")
+		})
+	}
 }
 
 // TestJudgeInjectedRubricStaysQuoted performs the prompt injection of the second review:

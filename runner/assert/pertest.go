@@ -7,7 +7,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/workspace/door"
+	"github.com/agentrunner/runner/tools/exec/container"
 )
 
 // maxResultFile bounds a JUnit or score file read back after the tests ran.
@@ -26,6 +27,8 @@ const maxResultFile = 16 << 20
 // RemoteFiles is implemented by an environment's container (the Run's Wrap): files at
 // absolute paths inside it, which the host cannot open.
 type RemoteFiles interface {
+	// ReadFile reads a regular file of at most max bytes; anything else is a
+	// *container.NotRegularError.
 	ReadFile(ctx context.Context, name string, max int64) ([]byte, error)
 	RemoveFile(ctx context.Context, name string) error
 	// TempDir makes a new directory with a name drawn now, which any user may write.
@@ -66,23 +69,38 @@ func newResultsDir(ctx context.Context, run *Run) (*resultsDir, error) {
 	return &resultsDir{dir: dir, host: true}, nil
 }
 
-// read reads a report the command wrote, capped; on the host through an os.Root, so a
-// link the command left cannot lead to a host file.
+// read reads a report the command wrote, capped: on the host through the door (a FIFO,
+// a device or a link the command left is refused, not followed or waited on), in a
+// container by RemoteFiles, which refuses the same.
 func (r *resultsDir) read(ctx context.Context, name string) ([]byte, error) {
 	if !r.host {
-		return r.rf.ReadFile(ctx, path.Join(r.dir, name), maxResultFile)
+		b, err := r.rf.ReadFile(ctx, path.Join(r.dir, name), maxResultFile)
+		return b, remoteErr("$"+ResultsDirEnv+"/"+path.Clean(name), err)
 	}
-	root, err := os.OpenRoot(r.dir)
+	d, err := door.OpenLabeled(r.dir, "$"+ResultsDirEnv)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
-	f, err := root.Open(path.Clean(name))
-	if err != nil {
-		return nil, err
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	return d.ReadFile(path.Clean(name), maxResultFile)
+}
+
+// remoteErr is a RemoteFiles.ReadFile error of the file named p, as the door's kind when
+// the container said what it found there.
+func remoteErr(p string, err error) error {
+	var nr *container.NotRegularError
+	if !errors.As(err, &nr) {
+		return err
 	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	return io.ReadAll(io.LimitReader(f, maxResultFile))
+	kinds := map[string]door.Kind{
+		container.FoundFIFO: door.FIFO, container.FoundSocket: door.Socket, container.FoundDevice: door.Device,
+		container.FoundSymlink: door.Symlink, container.FoundDirectory: door.Directory, container.FoundTooLarge: door.TooLarge,
+	}
+	kind, ok := kinds[nr.Found]
+	if !ok {
+		kind = door.Irregular
+	}
+	return &door.Error{Path: p, Kind: kind, Limit: nr.Limit}
 }
 
 func (r *resultsDir) remove() {
@@ -100,8 +118,8 @@ type testsChecker interface {
 	CheckTests(ctx context.Context, run *Run) (passed bool, message string, tests []result.Test)
 }
 
-// readResultFile reads a file the tests wrote: a workspace path through the workspace's
-// os.Root (a link the agent left cannot lead outside), or an absolute path inside the
+// readResultFile reads a file the tests wrote: a workspace path through the door (no
+// link followed, nothing but a regular file read), or an absolute path inside the
 // environment's container.
 func readResultFile(ctx context.Context, run *Run, name string) ([]byte, error) {
 	if strings.HasPrefix(name, "/") {
@@ -109,18 +127,14 @@ func readResultFile(ctx context.Context, run *Run, name string) ([]byte, error) 
 		if !ok {
 			return nil, fmt.Errorf("%s: an absolute path needs an environment", name)
 		}
-		return rf.ReadFile(ctx, name, maxResultFile)
+		b, err := rf.ReadFile(ctx, name, maxResultFile)
+		return b, remoteErr(name, err)
 	}
-	ws, err := run.workspace()
+	d, err := run.files()
 	if err != nil {
 		return nil, err
 	}
-	f, err := ws.Root().Open(path.Clean(name))
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	return io.ReadAll(io.LimitReader(f, maxResultFile))
+	return d.ReadFile(path.Clean(name), maxResultFile)
 }
 
 // RemoveResultFile deletes a results or score file before the tests run, so that one the

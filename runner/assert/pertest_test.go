@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 
@@ -92,12 +93,28 @@ func TestCommandPerTestResults(t *testing.T) {
 		{name: "junit planted by the agent in the workspace is not read", spec: task.CommandCheck{Run: "true", JUnit: "planted.xml"},
 			msg: "wrote no readable JUnit file $RESULTS_DIR/planted.xml"},
 		{name: "junit left as a link to a host file is not followed", spec: task.CommandCheck{Run: `ln -s /etc/passwd "$RESULTS_DIR/j.xml"`, JUnit: "j.xml"},
-			msg: "wrote no readable JUnit file $RESULTS_DIR/j.xml"},
+			msg: "the agent broke the workspace: $RESULTS_DIR/j.xml is a symlink, which runner does not follow here"},
+		// The read of a FIFO waited for a writer until the scenario's deadline, which
+		// errored the scenario; a device's content was read as the report.
+		{name: "junit left as a FIFO fails at once", spec: task.CommandCheck{Run: `mkfifo "$RESULTS_DIR/j.xml"`, JUnit: "j.xml"},
+			msg: "the agent broke the workspace: $RESULTS_DIR/j.xml is a FIFO (named pipe), not a regular file"},
+		{name: "junit larger than the cap", spec: task.CommandCheck{Run: `truncate -s 17M "$RESULTS_DIR/j.xml"`, JUnit: "j.xml"},
+			msg: "the agent broke the workspace: $RESULTS_DIR/j.xml is larger than 16 MiB"},
 	}
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "planted.xml"), []byte(`<testsuite><testcase name="ok"/></testsuite>`), 0o644))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: tc.spec}, &Run{Workspace: dir})
+			var got result.Assertion
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				got = Check(context.Background(), task.Assertion{Kind: task.KindCommand, Spec: tc.spec}, &Run{Workspace: dir})
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the check did not end: its report's read blocked")
+			}
 			assert.Equal(t, got.Passed, tc.pass, got.Message)
 			assert.Assert(t, contains(got.Message, tc.msg), "%q does not contain %q", got.Message, tc.msg)
 			assert.Equal(t, len(got.Tests), tc.tests)
@@ -117,27 +134,27 @@ func TestScore(t *testing.T) {
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "logs/reward.txt"), []byte("1\n"), 0o644))
 	// The agent's own reward is cleared before the tests run.
 	assert.NilError(t, ClearScore(ctx, file, run))
-	v, note := Score(ctx, file, run, nil)
+	v, note, _ := Score(ctx, file, run, nil)
 	assert.Equal(t, v, 0.0)
 	assert.Assert(t, contains(note, "logs/reward.txt"), note)
 
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "logs/reward.txt"), []byte("0.75\n"), 0o644))
-	v, note = Score(ctx, file, run, nil)
+	v, note, _ = Score(ctx, file, run, nil)
 	assert.Equal(t, v, 0.75)
 	assert.Equal(t, note, "")
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "logs/reward.txt"), []byte("7"), 0o644))
-	v, note = Score(ctx, file, run, nil)
+	v, note, _ = Score(ctx, file, run, nil)
 	assert.Equal(t, v, 0.0)
 	assert.Assert(t, contains(note, "not a number between 0 and 1"), note)
 
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "logs/reward.txt"), []byte(`{"reward": 0.25}`), 0o644))
-	v, note = Score(ctx, file, run, nil)
+	v, note, _ = Score(ctx, file, run, nil)
 	assert.Equal(t, v, 0.25, note)
 
 	frac := &task.Score{PassFraction: true}
-	v, _ = Score(ctx, frac, run, []result.Assertion{{Tests: []result.Test{{Status: result.TestPassed}, {Status: result.TestFailed}}}, {Tests: []result.Test{{Status: result.TestPassed}, {Status: result.TestPassed}}}})
+	v, _, _ = Score(ctx, frac, run, []result.Assertion{{Tests: []result.Test{{Status: result.TestPassed}, {Status: result.TestFailed}}}, {Tests: []result.Test{{Status: result.TestPassed}, {Status: result.TestPassed}}}})
 	assert.Equal(t, v, 0.75)
-	_, note = Score(ctx, frac, run, nil)
+	_, note, _ = Score(ctx, frac, run, nil)
 	assert.Equal(t, note, "no per-test results to score")
 }
 

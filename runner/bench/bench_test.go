@@ -136,6 +136,11 @@ func TestCompare(t *testing.T) {
 	out.Reset()
 	assert.NilError(t, ch.WriteText(&out))
 	assert.Assert(t, is.Contains(out.String(), "warning: task b changed since the baseline"))
+	// So is one whose suite file (runner.yaml) changed, the task file unchanged.
+	edited.Tasks[1].SHA256 = "1111"
+	good.Tasks[0].SHA256, edited.Tasks[0].SHA256 = "3333", "3333"
+	good.Tasks[0].SuiteSHA256, edited.Tasks[0].SuiteSHA256 = "aaaa", "bbbb"
+	assert.DeepEqual(t, Compare(good, edited, Alpha).Changed, []string{"a"})
 
 	// A model not measured now is listed, not silently passed: with no row compared, the
 	// comparison fails and names it, unless missing rows are allowed.

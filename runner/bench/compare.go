@@ -139,43 +139,43 @@ func Compare(base, cur *Report, alpha float64) Comparison {
 	c := Comparison{Alpha: alpha, Setup: setupChanges(base, cur)}
 	baseModels := map[string]*ModelResult{}
 	for i := range base.Models {
-		baseModels[base.Models[i].Name] = &base.Models[i]
+		baseModels[base.Models[i].Label()] = &base.Models[i]
 	}
 	seen := map[string]bool{}
 	for _, m := range cur.Models {
-		bm := baseModels[m.Name]
+		bm := baseModels[m.Label()]
 		if bm == nil {
 			continue
 		}
-		seen[m.Name] = true
-		c.add(m.Name, "", bm.Summary, m.Summary)
+		seen[m.Label()] = true
+		c.add(m.Label(), "", bm.Summary, m.Summary)
 		baseCells := map[string]Stats{}
 		for _, s := range bm.Scenarios {
 			baseCells[s.Name] = s.Stats
 		}
 		for _, s := range m.Scenarios {
 			if bs, ok := baseCells[s.Name]; ok {
-				c.add(m.Name, s.Name, bs, s.Stats)
+				c.add(m.Label(), s.Name, bs, s.Stats)
 				delete(baseCells, s.Name)
 			}
 		}
 		for name, bs := range baseCells {
 			if bs.Passed+bs.Failed > 0 {
-				c.Missing = append(c.Missing, m.Name+" / "+name)
+				c.Missing = append(c.Missing, m.Label()+" / "+name)
 			}
 		}
 	}
 	for _, bm := range base.Models {
-		if !seen[bm.Name] && bm.Summary.Passed+bm.Summary.Failed > 0 {
-			c.Missing = append(c.Missing, bm.Name)
+		if !seen[bm.Label()] && bm.Summary.Passed+bm.Summary.Failed > 0 {
+			c.Missing = append(c.Missing, bm.Label())
 		}
 	}
 	baseHash := map[string]string{}
 	for _, t := range base.Tasks {
-		baseHash[t.Name] = t.SHA256
+		baseHash[t.Name] = t.definition()
 	}
 	for _, t := range cur.Tasks {
-		if h, ok := baseHash[t.Name]; ok && h != "" && t.SHA256 != "" && h != t.SHA256 {
+		if h, ok := baseHash[t.Name]; ok && h != "" && t.definition() != "" && h != t.definition() {
 			c.Changed = append(c.Changed, t.Name)
 		}
 	}

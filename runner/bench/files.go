@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/scrub"
 )
 
@@ -35,22 +36,26 @@ func WriteFiles(dir string, r *Report, cmp *Comparison) error {
 		return fmt.Errorf("bench.html: %w", err)
 	}
 	for name, data := range map[string][]byte{JSONFile: append(b, '\n'), MarkdownFile: md.Bytes(), HTMLFile: page.Bytes()} {
-		if err := writeAtomic(filepath.Join(dir, name), data); err != nil {
+		clean := scrub.Bytes
+		if name == JSONFile {
+			clean = scrub.JSON // its strings as a reader decodes them
+		}
+		if err := writeAtomic(filepath.Join(dir, name), clean(data)); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-// writeAtomic replaces path with data through a temporary file, so a reader never sees
-// half a report.
+// writeAtomic replaces path with data (scrubbed by the caller) through a temporary file,
+// so a reader never sees half a report.
 func writeAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }() // best effort: a leftover temp file harms nothing
-	if _, err := tmp.Write(scrub.Bytes(data)); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		_ = tmp.Close() // the error above is the one returned
 		return err
 	}
@@ -66,7 +71,10 @@ func writeAtomic(path string, data []byte) error {
 
 // ReadFile reads a bench.json, checking its format version.
 func ReadFile(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Record)
+	if err == nil {
+		err = bounded.JSON(path, b, bounded.Record)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read bench report: %w", err)
 	}

@@ -37,7 +37,7 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 			c := r.Models[i].find(t.Name)
 			cell := heatCell(c)
 			if c != nil {
-				cell.Link = view.FilterLink(r.Models[i].Name, t.Name)
+				cell.Link = view.FilterLink(r.Models[i].Name, r.Models[i].Agent, t.Name)
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -135,7 +135,7 @@ func chart(models []ModelResult) svgChart {
 	}
 	for i, m := range models {
 		s := m.Summary
-		b := svgBar{Label: m.Name, Y: 8 + chartRow*float64(i), Height: chartRow - 10, PlotX: chartLabel, LabelX: chartLabel - 8}
+		b := svgBar{Label: m.Label(), Y: 8 + chartRow*float64(i), Height: chartRow - 10, PlotX: chartLabel, LabelX: chartLabel - 8}
 		b.TextY = b.Y + b.Height - 5
 		if n := s.Passed + s.Failed; n > 0 && m.Status == ModelRan {
 			b.Measured = true
@@ -214,9 +214,9 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 <tbody>
 {{- range $i, $m := .Ranked}}{{$s := $m.Summary}}
 {{- if eq $m.Status "ran"}}
-<tr><td>{{add $i 1}}</td><td class="l">{{$m.Name}}</td><td data-v="{{$s.PassRate}}">{{rate $s}}</td><td>{{pct $s.PassAtK 1}}</td><td>{{pct $s.PassAtK $.K}}</td><td>{{pct $s.PassHatK $.K}}</td><td>{{$s.Flaky}}</td><td>{{f1 $s.Steps.Mean}} / {{f0 $s.Steps.P95}}</td><td>{{f0 $s.PromptTokens.Mean}} / {{f0 $s.CompletionTokens.Mean}}</td><td>{{secs $s.WallMS.Mean}} / {{secs $s.WallMS.P95}}</td><td>{{tps $s}}</td><td>{{$s.ToolErrors}}</td><td>{{$s.Denials}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
+<tr><td>{{add $i 1}}</td><td class="l">{{$m.Label}}</td><td data-v="{{$s.PassRate}}">{{rate $s}}</td><td>{{pct $s.PassAtK 1}}</td><td>{{pct $s.PassAtK $.K}}</td><td>{{pct $s.PassHatK $.K}}</td><td>{{$s.Flaky}}</td><td>{{f1 $s.Steps.Mean}} / {{f0 $s.Steps.P95}}</td><td>{{f0 $s.PromptTokens.Mean}} / {{f0 $s.CompletionTokens.Mean}}</td><td>{{secs $s.WallMS.Mean}} / {{secs $s.WallMS.P95}}</td><td>{{tps $s}}</td><td>{{$s.ToolErrors}}</td><td>{{$s.Denials}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
 {{- else}}
-<tr class="skip"><td>{{add $i 1}}</td><td class="l">{{$m.Name}}</td><td class="l why" colspan="11">{{$m.Status}}: {{$m.Reason}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
+<tr class="skip"><td>{{add $i 1}}</td><td class="l">{{$m.Label}}</td><td class="l why" colspan="11">{{$m.Status}}: {{$m.Reason}}</td><td>{{$s.Errored}}</td><td>{{$s.NotRun}}</td></tr>
 {{- end}}
 {{- end}}
 </tbody>
@@ -244,7 +244,7 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 
 <h2>Grid: passed / measured runs per (model, scenario)</h2>
 <table class="grid">
-<thead><tr><th class="l">scenario</th>{{range .Models}}<th>{{.Name}}</th>{{end}}</tr></thead>
+<thead><tr><th class="l">scenario</th>{{range .Models}}<th>{{.Label}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Grid}}
 <tr><td class="l">{{.Name}}</td>{{range .Cells}}<td style="background:{{.Color}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
@@ -257,7 +257,7 @@ svg text{font:12px system-ui,sans-serif;fill:#222}
 <thead><tr><th class="l">model</th><th class="l">status</th><th class="l">family</th><th>parameters</th><th>quantization</th><th>context</th><th class="l">digest</th><th>server</th><th>placement</th><th>size</th><th>warm-up</th><th>loads (ms)</th></tr></thead>
 <tbody>
 {{- range .ModelRows}}
-<tr><td class="l">{{.Name}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td><td>{{.ServerVersion}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td><td></td>{{end}}<td{{if .Marked}} class="reg"{{end}}>{{.Placement}}</td><td>{{.Size}}</td><td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{.Loads}}</td></tr>
+<tr><td class="l">{{.Label}}</td><td class="l why">{{.Status}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{with .Probe}}<td class="l">{{.Family}}</td><td>{{.ParameterSize}}</td><td>{{.Quantization}}</td><td>{{.ContextLength}}{{if .LoadedContext}} (loaded {{.LoadedContext}}){{end}}</td><td class="l" title="{{.Digest}}">{{short .Digest}}</td><td>{{.ServerVersion}}</td>{{else}}<td></td><td></td><td></td><td></td><td></td><td></td>{{end}}<td{{if .Marked}} class="reg"{{end}}>{{.Placement}}</td><td>{{.Size}}</td><td>{{if .WarmUp}}{{ms .WarmUp}}{{end}}</td><td>{{.Loads}}</td></tr>
 {{- end}}
 </tbody>
 </table>

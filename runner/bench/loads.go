@@ -158,6 +158,17 @@ func (l *loads) end(ctx context.Context, index int) bool {
 	return hit
 }
 
+// reset forgets the loads counted so far, keeping what is loaded: the next line of the
+// same model (another agent) counts only the loads it causes.
+func (l *loads) reset() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.asked, l.unasked = nil, 0
+}
+
 // loadSummary is what the loads add up to, for the model's record.
 type loadSummary struct {
 	asked   []model.Load

@@ -32,14 +32,14 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 		s := m.Summary
 		vs := ""
 		if cmp != nil {
-			vs = " " + vsBaseline(cmp, m.Name) + " |"
+			vs = " " + vsBaseline(cmp, m.Label()) + " |"
 		}
 		if m.Status != ModelRan {
-			fmt.Fprintf(&b, "| %d | %s | %s: %s |%s | | | | | | | | | | %d | %d |\n", i+1, cell(m.Name), cell(m.Status), cell(m.Reason), vs, s.Errored, s.NotRun)
+			fmt.Fprintf(&b, "| %d | %s | %s: %s |%s | | | | | | | | | | %d | %d |\n", i+1, cell(m.Label()), cell(m.Status), cell(m.Reason), vs, s.Errored, s.NotRun)
 			continue
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s |%s %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
-			i+1, cell(m.Name), RateWithInterval(s), vs, pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
+			i+1, cell(m.Label()), RateWithInterval(s), vs, pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
 			s.Steps.Mean, s.Steps.P95, s.PromptTokens.Mean, s.CompletionTokens.Mean, s.WallMS.Mean/1000, s.WallMS.P95/1000,
 			tps(s), s.ToolErrors, s.Denials, s.Errored, s.NotRun)
 	}
@@ -48,7 +48,7 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 
 	b.WriteString("## Grid (passed / measured runs: ✓ all passed, ✗ none, ~ some)\n\n| scenario |")
 	for _, m := range r.Models {
-		fmt.Fprintf(&b, " %s |", cell(m.Name))
+		fmt.Fprintf(&b, " %s |", cell(m.Label()))
 	}
 	b.WriteString("\n|---|")
 	for range r.Models {
@@ -87,11 +87,11 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 			if len(digest) > 12 {
 				digest = digest[:12]
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Name), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Label()), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
 				contextText(p.ContextLength, p.LoadedContext), cell(digest), cell(p.ServerVersion), cell(placementText(r, m)), sizeText(m),
 				m.WarmUp.Duration().Round(time.Millisecond), loadsText(m))
 		} else {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | | | | | |\n", cell(m.Name), cell(status))
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | | | | |\n", cell(m.Label()), cell(status))
 		}
 	}
 	if r.Machine != nil {
@@ -126,7 +126,7 @@ func Ranked(r *Report) []ModelResult {
 		if a.Summary.Interval[0] != b.Summary.Interval[0] {
 			return a.Summary.Interval[0] > b.Summary.Interval[0]
 		}
-		return a.Name < b.Name
+		return a.Label() < b.Label()
 	})
 	return out
 }
@@ -314,7 +314,7 @@ func timeLines(models []ModelResult) []string {
 			slots = fmt.Sprint(p.Slots)
 		}
 		line := fmt.Sprintf("%s: up to %d cell(s) at once (server slots: %s); the cells took %.2f s of wall time for %.2f s of their own (%.2f at once on average), loads excluded",
-			m.Name, p.Cells, slots, p.Wall.Seconds(), p.CellTime.Seconds(), p.Concurrency())
+			m.Label(), p.Cells, slots, p.Wall.Seconds(), p.CellTime.Seconds(), p.Concurrency())
 		if p.Requests > 0 && p.PromptEval+p.Eval > 0 {
 			n := float64(p.Requests)
 			line += fmt.Sprintf("; per request, on the server: prompt %.1f ms, generation %.1f ms, scheduling %.1f ms, waiting %.1f ms",
@@ -428,7 +428,7 @@ func writeCosts(b *strings.Builder, models []ModelResult) {
 	date := ""
 	for _, m := range models {
 		if c := m.Summary.Cost; c != nil {
-			parts = append(parts, cell(m.Name)+" "+cell(c.String()))
+			parts = append(parts, cell(m.Label())+" "+cell(c.String()))
 			date = c.Prices
 		}
 	}

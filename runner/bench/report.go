@@ -78,6 +78,18 @@ type TaskFile struct {
 	Name   string `json:"name"`
 	File   string `json:"file"`
 	SHA256 string `json:"sha256"`
+	// Suite is the suite file (runner.yaml) whose defaults the task inherited, and
+	// SuiteSHA256 its content's: a changed default changes the task too.
+	Suite       string `json:"suite,omitempty"`
+	SuiteSHA256 string `json:"suite_sha256,omitempty"`
+}
+
+// definition is what a task is defined by: its file's hash and its suite file's.
+func (t TaskFile) definition() string {
+	if t.SHA256 == "" {
+		return ""
+	}
+	return t.SHA256 + " " + t.SuiteSHA256
 }
 
 // Model statuses.
@@ -94,7 +106,10 @@ const (
 // ModelResult is one model's line of the leaderboard and its row of the grid.
 type ModelResult struct {
 	// Name is PROVIDER:MODEL as requested, kept even when the model could not be used.
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Agent is the agent kind that ran the cells (runner/agent/kinds) when the bench
+	// compares agents (--agent a,b): one line per agent and model. "" for the task's own.
+	Agent  string `json:"agent,omitempty"`
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 	// Probe is what the server said about the model before the run (Ollama).
@@ -126,6 +141,14 @@ type ModelResult struct {
 	OutDir    string           `json:"out_dir"`
 	Summary   Stats            `json:"summary"`
 	Scenarios []ScenarioResult `json:"scenarios"`
+}
+
+// Label names the line in tables: the model, or "AGENT @ MODEL" when agents are compared.
+func (m ModelResult) Label() string {
+	if m.Agent == "" {
+		return m.Name
+	}
+	return m.Agent + " @ " + m.Name
 }
 
 // Parallel is how a model's cells ran at once, and where their time went.

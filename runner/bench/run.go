@@ -27,6 +27,9 @@ type Options struct {
 	// Models are the PROVIDER:MODEL names, benchmarked one after another in this order:
 	// one model loaded at a time suits Ollama, and keeps timings free of model swaps.
 	Models []string
+	// Agents, when set, are the agent kinds to compare: every model runs the suite once per
+	// agent (the model prepared once), each a line of its own. Empty: the tasks' own agents.
+	Agents []string
 	Tasks  []*task.Task
 	// Repeat and Parallel are as in suite.Options.
 	Repeat, Parallel int
@@ -88,29 +91,37 @@ func Run(ctx context.Context, opts Options) *Report {
 	}
 	slog := openServerLog(opts.ServerLog, warnf)
 	rep.Machine = slog.machine()
+	agents := opts.Agents
+	if len(agents) == 0 {
+		agents = []string{""}
+	}
+	lines := len(opts.Models) * len(agents)
 	for _, name := range opts.Models {
-		mr := ModelResult{Name: name, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name))}
-		var cells []result.Scenario
-		switch {
-		case ctx.Err() != nil || b.spent():
-			mr.Status, mr.Reason = ModelNotRun, "not run: interrupted"
-			if ctx.Err() == nil {
-				mr.Reason = "not run: the budget was spent"
-				rep.Budget.Spent = true
+		var turn modelTurn // the model's probe and first load, shared by its agents' lines
+		for _, agent := range agents {
+			mr := ModelResult{Name: name, Agent: agent, Status: ModelRan, OutDir: filepath.Join(opts.OutDir, Slug(name), agent)}
+			var cells []result.Scenario
+			switch {
+			case ctx.Err() != nil || b.spent():
+				mr.Status, mr.Reason = ModelNotRun, "not run: interrupted"
+				if ctx.Err() == nil {
+					mr.Reason = "not run: the budget was spent"
+					rep.Budget.Spent = true
+				}
+				cells = unrun(opts.Tasks, repeat, name, mr.Reason)
+			default:
+				cells = benchModel(ctx, &mr, &turn, opts, b, slog, warnf)
 			}
-			cells = unrun(opts.Tasks, repeat, name, mr.Reason)
-		default:
-			cells = benchModel(ctx, &mr, opts, b, slog, warnf)
-		}
-		if mr.Status != ModelRan && opts.OnModel != nil {
-			opts.OnModel(mr)
-		}
-		mr.Summary, mr.Scenarios = Aggregate(cells, repeat)
-		rep.Models = append(rep.Models, mr)
-		if opts.Checkpoint != nil && len(rep.Models) < len(opts.Models) {
-			rep.Duration = result.Millis(now().Sub(rep.Started))
-			rep.Warnings = warnings
-			opts.Checkpoint(rep)
+			if mr.Status != ModelRan && opts.OnModel != nil {
+				opts.OnModel(mr)
+			}
+			mr.Summary, mr.Scenarios = Aggregate(cells, repeat)
+			rep.Models = append(rep.Models, mr)
+			if opts.Checkpoint != nil && len(rep.Models) < lines {
+				rep.Duration = result.Millis(now().Sub(rep.Started))
+				rep.Warnings = warnings
+				opts.Checkpoint(rep)
+			}
 		}
 	}
 	for _, w := range placementWarnings(rep) {
@@ -122,19 +133,37 @@ func Run(ctx context.Context, opts Options) *Report {
 	return rep
 }
 
-// benchModel is one model's turn: probe and first load, its cells, then its loads, time
-// and warnings; it returns the model's cells (not run ones when it was skipped).
-func benchModel(ctx context.Context, mr *ModelResult, opts Options, b *budget, slog *serverLog, warnf func(string)) []result.Scenario {
+// modelTurn is what one model's lines share when agents are compared: the model is
+// probed and loaded once, before its first line.
+type modelTurn struct {
+	prepared bool
+	reason   string // why the model cannot be benchmarked, or ""
+	probe    *model.Info
+	ld       *loads
+	first    *model.Load // the model's first load (its warm-up), nil when it has none
+	lines    int         // lines run so far
+}
+
+// benchModel is one line of a model's turn (one per agent compared): the probe and first
+// load on the first line, the cells, then the loads, time and warnings of this line; it
+// returns the line's cells (not run ones when the model was skipped).
+func benchModel(ctx context.Context, mr *ModelResult, turn *modelTurn, opts Options, b *budget, slog *serverLog, warnf func(string)) []result.Scenario {
 	name, repeat := mr.Name, max(opts.Repeat, 1)
 	mark := slog.mark()
-	ld, reason := prepare(ctx, mr, opts.Open, opts.Tasks, func(w string) { warnf(name + ": " + w) })
-	if reason != "" {
-		mr.Status, mr.Reason = ModelSkipped, reason
-		return unrun(opts.Tasks, repeat, name, reason)
+	if !turn.prepared {
+		turn.ld, turn.reason = prepare(ctx, mr, opts.Open, opts.Tasks, func(w string) { warnf(name + ": " + w) })
+		turn.probe, turn.prepared, turn.first = mr.Probe, true, turn.ld.first()
 	}
-	if first := ld.first(); first != nil {
-		mr.WarmUp, mr.Placement = first.Duration, first.Placement
+	mr.Probe = turn.probe
+	if turn.reason != "" {
+		mr.Status, mr.Reason = ModelSkipped, turn.reason
+		return unrun(opts.Tasks, repeat, name, turn.reason)
 	}
+	ld := turn.ld
+	if turn.first != nil {
+		mr.WarmUp, mr.Placement = turn.first.Duration, turn.first.Placement
+	}
+	turn.lines++
 	mr.Parallel = Parallel{Cells: max(opts.Parallel, 1), Slots: slog.slots(mark)}
 	if mr.Parallel.Slots > 0 && mr.Parallel.Cells > mr.Parallel.Slots {
 		// More cells than slots would only queue at the server, their wait counted in
@@ -146,17 +175,24 @@ func benchModel(ctx context.Context, mr *ModelResult, opts Options, b *budget, s
 	if opts.OnModel != nil {
 		opts.OnModel(*mr)
 	}
-	run := runModel(ctx, name, mr.OutDir, opts, b, mr.Parallel.Cells, ld)
+	run := runModel(ctx, name, mr.Agent, mr.OutDir, opts, b, mr.Parallel.Cells, ld)
 	if opts.OnModelDone != nil {
 		opts.OnModelDone(*mr, run)
 	}
 	cells := run.Scenarios
 	sum := ld.summary(cells)
 	mr.Loads, mr.LoadCount, mr.CellLoads, mr.Load = sum.asked, sum.count, sum.unasked, sum.time
-	var later result.Millis // the loads between groups, inside the run's wall time
-	for _, l := range sum.asked[min(1, len(sum.asked)):] {
+	// The loads inside the line's wall time: between its groups; the first line's first
+	// load (the warm-up) came before its cells.
+	var later result.Millis
+	before := 0
+	if turn.lines == 1 {
+		before = 1
+	}
+	for _, l := range sum.asked[min(before, len(sum.asked)):] {
 		later += l.Duration
 	}
+	ld.reset() // the next agent's line counts its own loads
 	mr.Parallel.time(run, cells, later)
 	if logged := slog.since(mark); slog.ok() {
 		mr.LoggedLoads = &logged.Loads
@@ -209,9 +245,12 @@ func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions, t
 // options that make the server load the model again, each cell started on a model
 // loaded for it; cells that ran while the server loaded the model unasked get that
 // wait as their load time.
-func runModel(ctx context.Context, name, outDir string, opts Options, b *budget, parallel int, ld *loads) result.Run {
+func runModel(ctx context.Context, name, agent, outDir string, opts Options, b *budget, parallel int, ld *loads) result.Run {
 	so := opts.Scenario(ctx, name) // the name parsed in prepare; a failed check errors the cells
 	so.OutDir = outDir
+	if agent != "" {
+		so.Agent = agent
+	}
 	hit := map[int]bool{}
 	var mu sync.Mutex
 	run := suite.Run(ctx, opts.Tasks, suite.Options{
@@ -230,7 +269,7 @@ func runModel(ctx context.Context, name, outDir string, opts Options, b *budget,
 				hit[s.Index] = true
 				mu.Unlock()
 			}
-			b.add(s.Usage.PromptTokens + s.Usage.CompletionTokens)
+			b.add(result.AddCount(s.Usage.PromptTokens, s.Usage.CompletionTokens))
 			b.usd.Add(s)
 			if opts.OnDone != nil {
 				opts.OnDone(s)
@@ -299,7 +338,7 @@ type budget struct {
 
 func (b *budget) add(n int) {
 	b.mu.Lock()
-	b.used += n
+	b.used = result.AddCount(b.used, n)
 	b.mu.Unlock()
 }
 
@@ -330,13 +369,23 @@ func taskFiles(tasks []*task.Task) []TaskFile {
 	out := make([]TaskFile, 0, len(tasks))
 	for _, t := range tasks {
 		tf := TaskFile{Name: t.Name, File: t.Path}
-		if b, err := os.ReadFile(t.Path); err == nil {
-			sum := sha256.Sum256(b)
-			tf.SHA256 = hex.EncodeToString(sum[:])
+		tf.SHA256 = fileSHA256(t.Path)
+		if t.Suite != "" {
+			tf.Suite, tf.SuiteSHA256 = t.Suite, fileSHA256(t.Suite)
 		}
 		out = append(out, tf)
 	}
 	return out
+}
+
+// fileSHA256 is the hex SHA-256 of a file's content, "" when it cannot be read.
+func fileSHA256(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Slug is a model name as a directory name: "ollama:qwen3:4b" -> "ollama-qwen3-4b".

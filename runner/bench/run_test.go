@@ -128,3 +128,47 @@ func TestRunSkipsAModelWithoutTools(t *testing.T) {
 	assert.Equal(t, srv.Served(), 0, "no chat request, not even the warm-up")
 	assert.Assert(t, strings.HasSuffix(m.OutDir, "ollama-chat"))
 }
+
+// Agents compared: every model runs the suite once per agent, each a line of its own
+// labelled "AGENT @ MODEL" with its own cells' directory; the model is prepared once, and
+// a model that cannot be used skips all its agents' lines. An agent whose program is not
+// installed errors its own line's cells only.
+func TestRunComparesAgentsOnEachModel(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Repeat: true, Replies: []fakellm.Reply{finish()},
+		Models: map[string][]string{"a": {"completion", "tools"}}})
+	defer srv.Close()
+	opts := benchOptions(t, srv, loadTasks(t, 1), "ollama:a", "ollama:gone")
+	opts.Agents = []string{"runner", "codex"}
+	t.Setenv("PATH", "/nonexistent")
+	t.Setenv("RUNNER_AGENTS_DIR", "")
+	var checkpoints []int
+	opts.Checkpoint = func(r *Report) { checkpoints = append(checkpoints, len(r.Models)) }
+	rep := Run(context.Background(), opts)
+
+	assert.Equal(t, len(rep.Models), 4)
+	var labels []string
+	for _, m := range rep.Models {
+		labels = append(labels, m.Label())
+	}
+	assert.DeepEqual(t, labels, []string{"runner @ ollama:a", "codex @ ollama:a", "runner @ ollama:gone", "codex @ ollama:gone"})
+	assert.DeepEqual(t, checkpoints, []int{1, 2, 3})
+	runner, codex := rep.Models[0], rep.Models[1]
+	assert.Equal(t, runner.OutDir, filepath.Join(opts.OutDir, "ollama-a", "runner"))
+	assert.Equal(t, codex.OutDir, filepath.Join(opts.OutDir, "ollama-a", "codex"))
+	assert.Equal(t, runner.Summary.Passed, 2, "%+v", runner.Summary)
+	assert.Equal(t, codex.Summary.Errored, 2, "%+v", codex.Summary)
+	assert.Check(t, is.DeepEqual(runner.Probe, codex.Probe), "one probe, shared")
+	for _, m := range rep.Models[2:] {
+		assert.Equal(t, m.Status, ModelSkipped)
+	}
+
+	var md bytes.Buffer
+	assert.NilError(t, WriteMarkdown(&md, rep, nil))
+	assert.Check(t, is.Contains(md.String(), `| runner \@ ollama:a |`)) // @ escaped: no mention on GitHub
+	assert.Check(t, is.Contains(md.String(), `| codex \@ ollama:a |`))
+
+	// A baseline is matched line by line: agent and model.
+	cmp := Compare(rep, rep, Alpha)
+	_, ok := cmp.Model("runner @ ollama:a")
+	assert.Check(t, ok)
+}

@@ -191,6 +191,7 @@ func newApp(stdio IO) *cli.App {
 			mergeCommand(stdio),
 			viewCommand(stdio),
 			showCommand(stdio),
+			initCommand(stdio),
 			versionCommand(stdio),
 		},
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,9 @@ import (
 // AgentsOptions are the flags of `runner agents`.
 type AgentsOptions struct {
 	Format string
+	// Check probes each installed agent's program (or only the kinds named) for its version.
+	Check bool
+	Kinds []string
 	IO
 }
 
@@ -25,10 +29,22 @@ func agentsCommand(stdio IO) *cli.Command {
 		Description: "runner (the default) is runner's own loop; every other kind is a program runner starts in the\n" +
 			"scenario's workspace and sandbox, talking to runner's model endpoint, which forwards each request\n" +
 			"to the run's --model. Programs are looked up on PATH, then in $" + kinds.AgentsDirEnv + "/node_modules/.bin.",
+		ArgsUsage: "[--check [KIND...]]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Destination: &o.Format, Value: "text", Usage: "text or json"},
+			&cli.BoolFlag{Name: "check", Destination: &o.Check, Usage: "run each installed agent's version probe (or the named kinds'): " +
+				"say what is missing, broken or at another version than runner's tests drive; exit 3 if a program is missing or broken"},
 		},
-		Action: func(*cli.Context) error { return PrintAgents(*o) },
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 && !o.Check {
+				return usageError("agents: kinds are named only with --check, got %q", c.Args().Slice())
+			}
+			o.Kinds = c.Args().Slice()
+			if o.Check {
+				return CheckAgents(c.Context, *o)
+			}
+			return PrintAgents(*o)
+		},
 	}
 }
 
@@ -84,4 +100,85 @@ func PrintAgents(o AgentsOptions) error {
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, protocol, program, r.Help)
 	}
 	return tw.Flush()
+}
+
+// checkRow is one kind as `runner agents --check` reports it.
+type checkRow struct {
+	Name    string            `json:"name"`
+	Status  kinds.CheckStatus `json:"status"`
+	Path    string            `json:"path,omitempty"`
+	Version string            `json:"version,omitempty"`
+	Tested  string            `json:"tested,omitempty"`
+	Problem string            `json:"problem,omitempty"`
+}
+
+// CheckAgents probes the programs of the named kinds (every checkable kind when none is
+// named) and reports each: its path, version and tested version, and what is wrong. A
+// missing or broken program is an environment not ready to run it: exit 3. A version other
+// than the tested one is reported, not an error: it may well work.
+func CheckAgents(ctx context.Context, o AgentsOptions) error {
+	var check []kinds.Kind
+	if len(o.Kinds) == 0 {
+		for _, k := range kinds.Kinds {
+			if k.Checkable() {
+				check = append(check, k)
+			}
+		}
+	}
+	for _, name := range o.Kinds {
+		k, err := kinds.Lookup(name)
+		if err != nil {
+			return usageError("agents --check: %v", err)
+		}
+		if !k.Checkable() {
+			return usageError("agents --check: %s has no program of its own to check", name)
+		}
+		check = append(check, k)
+	}
+	if o.Format != "json" && o.Format != "text" && o.Format != "" {
+		return usageError("agents: --format: want text or json, got %q", o.Format)
+	}
+	rows := make([]checkRow, len(check))
+	bad := 0
+	for i, k := range check {
+		c := k.Check(ctx, os.Getenv("PATH"), os.Getenv(kinds.AgentsDirEnv))
+		rows[i] = checkRow{Name: k.Name, Status: c.Status, Path: c.Path, Version: c.Version, Tested: k.Tested, Problem: c.Problem}
+		if c.Status == kinds.CheckMissing || c.Status == kinds.CheckBroken {
+			bad++
+		}
+	}
+	if o.Format == "json" {
+		b, _ := json.MarshalIndent(rows, "", "  ") // strings only: cannot fail
+		if _, err := fmt.Fprintf(o.Stdout, "%s\n", b); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tTESTED\tPROGRAM") // tabwriter buffers: Flush reports a failed write
+		for _, r := range rows {
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, or(r.Version, "-"), or(r.Tested, "-"), or(r.Path, "-"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.Problem != "" {
+				if _, err := fmt.Fprintf(o.Stdout, "%s: %s\n", r.Name, r.Problem); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("agents --check: %d of %d agent programs missing or broken", bad, len(rows))}
+	}
+	return nil
+}
+
+// or is s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -166,10 +166,13 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
 	so.Bench = true
+	agents := agentList(opts.Agent) // each a line of its own on every model
+	so.Agent = ""
 	s, err := session.New(ctx, so)
 	if err != nil {
 		return inVerb("bench", err)
 	}
+	loadProblems(s, opts.Stderr)
 	if opts.BudgetUSD > 0 {
 		for _, m := range opts.Models {
 			if _, ok := s.Prices.Lookup(m); !ok {
@@ -183,7 +186,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		tty = *opts.TTY
 	}
 	rep := bench.Run(ctx, bench.Options{
-		Models: opts.Models, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
+		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
 		ServerLog: opts.OllamaLog,
@@ -195,13 +198,13 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		OnModel: func(m bench.ModelResult) {
 			switch m.Status {
 			case bench.ModelNotRun: // its reason says "not run: ..."
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s\n", m.Name, m.Reason)
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s\n", m.Label(), m.Reason)
 				return
 			case bench.ModelSkipped:
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: skipped (%s)\n", m.Name, m.Reason)
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: skipped (%s)\n", m.Label(), m.Reason)
 				return
 			}
-			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Name, describeProbe(m))
+			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
 			// The console of run, so that a row looks the same in both (an interrupted one
 			// was "!" in run on a terminal and "ERR" here).
 			console = report.NewConsole(opts.Stdout, consoleOptions(tty, opts.Getenv, m.OutDir))
@@ -225,6 +228,9 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
 	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
+	if s.LoadProblems != nil && ctx.Err() == nil { // an interrupt's exit code comes first
+		return s.LoadProblems
+	}
 	return benchExit(ctx, rep, cmp, opts)
 }
 

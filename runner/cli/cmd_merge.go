@@ -54,7 +54,7 @@ func Merge(opts MergeOptions) error {
 	if err := opts.Check(); err != nil {
 		return err
 	}
-	scenarios, err := merge.Load(opts.Paths)
+	scenarios, err := merge.Load(opts.Paths, merge.Options{Notes: opts.Stderr})
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}

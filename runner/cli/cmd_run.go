@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,7 +87,7 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
 		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
 		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
-		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them)", DefaultText: "the task's, else runner"},
+		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them); bench compares a comma-separated list on each model", DefaultText: "the task's, else runner"},
 		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -102,12 +103,28 @@ func (o *ScenarioOptions) check(verb string) error {
 	if err := sandbox.CheckMode(o.Sandbox); err != nil {
 		return usageError("%s: --sandbox: %v", verb, err)
 	}
-	if o.Agent != "" {
-		if _, err := kinds.Lookup(o.Agent); err != nil {
+	agents := agentList(o.Agent)
+	for _, a := range agents {
+		if _, err := kinds.Lookup(a); err != nil {
 			return usageError("%s: --agent: %v", verb, err)
 		}
 	}
+	if len(agents) > 1 && verb != "bench" {
+		return usageError("%s: --agent given %d agents (%s): %s takes one; compare agents with runner bench --agent %s",
+			verb, len(agents), strings.Join(agents, ", "), verb, strings.Join(agents, ","))
+	}
 	return o.CaseOptions.check(verb)
+}
+
+// agentList splits --agent's comma-separated kinds (blanks and duplicates dropped).
+func agentList(v string) []string {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // session is what the shared flags ask of the runtime; the command fills in the rest.
@@ -115,7 +132,8 @@ func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer)
 	so := session.Options{
 		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
 		Approval: o.Approval, Sandbox: o.Sandbox, Agent: o.Agent, CacheDir: o.CacheDir, Warn: warn,
-		Open: providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
+		Open:      providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
+		KeepGoing: true, // one task file that does not load stops no other (see loadProblems)
 	}
 	o.CaseOptions.apply(&so)
 	return so
@@ -193,6 +211,7 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return inVerb("run", err)
 	}
+	loadProblems(s, opts.Stderr)
 	reporter := opts.reporters(tty, opts.JSON, opts.JUnit, opts.OutDir)
 	sel, prior, err := opts.selection(s.Tasks)
 	if err != nil {
@@ -221,6 +240,9 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if in := interrupted(ctx); in != nil {
 		return inVerb("run", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "scenario")))
 	}
+	if s.LoadProblems != nil {
+		return s.LoadProblems // exit 2, every problem listed again under the results
+	}
 	_, failed, errored := run.Counts()
 	switch {
 	case failed > 0:
@@ -229,6 +251,17 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		return &ExitError{Code: ExitErrored}
 	}
 	return nil
+}
+
+// loadProblems lists, before anything runs, the task files that did not load (each
+// problem a file:line:col: line): the others run, and the command then exits 2 with the
+// same list, so a file that cannot be read stops no other and is never silently skipped.
+func loadProblems(s *session.Session, stderr io.Writer) {
+	if s.LoadProblems == nil {
+		return
+	}
+	_, _ = fmt.Fprintln(stderr, "runner: these task files did not load; the others run, then runner exits 2:") // console output: a failed write has nowhere to be reported
+	_ = problemLines(stderr, s.LoadProblems.Err)
 }
 
 func fdOf(w io.Writer) uintptr {

@@ -11,7 +11,7 @@ import (
 func schemaCommand(stdio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "schema",
-		Usage:     "print a JSON Schema: task files (default; for editors: # yaml-language-server: $schema=...), bench.json, result.json, the --json report or transcript lines",
+		Usage:     "print a JSON Schema: task files (default; for editors: # yaml-language-server: $schema=...), suite files (runner.yaml), bench.json, result.json, the --json report or transcript lines",
 		ArgsUsage: "[" + strings.Join(schemas.Names, "|") + "]",
 		Action: func(c *cli.Context) error {
 			name := "task"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -12,6 +14,7 @@ import (
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
+	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools/catalog"
 )
 
@@ -60,6 +63,7 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		if err != nil {
 			return problemLines(opts.Stderr, err)
 		}
+		printSuites(opts.Stdout, tasks)
 		_, _ = fmt.Fprintf(opts.Stdout, "%s valid\n", taskCount(tasks)) // console output: a failed write has nowhere to be reported
 		return nil
 	}
@@ -105,6 +109,43 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		_, _ = fmt.Fprintln(opts.Stderr, strings.Join(problems, "\n")) // console output: a failed write has nowhere to be reported
 		return usageError("validate --oracle: %d of %d tasks do not pass with their reference solution", failed, len(tasks))
 	}
+	printSuites(opts.Stdout, tasks)
 	_, _ = fmt.Fprintf(opts.Stdout, "%s valid; every reference solution passes\n", taskCount(tasks))
 	return nil
+}
+
+// printSuites says which suite files (runner.yaml) gave defaults, and which keys each
+// task took from one, so an inherited value is never a surprise.
+func printSuites(w io.Writer, tasks []*task.Task) {
+	type use struct {
+		tasks int
+		keys  []string
+	}
+	var order []string
+	uses := map[string]*use{}
+	for _, t := range tasks {
+		if t.Suite == "" {
+			continue
+		}
+		u := uses[t.Suite]
+		if u == nil {
+			u = &use{}
+			uses[t.Suite] = u
+			order = append(order, t.Suite)
+		}
+		u.tasks++
+		for _, k := range t.Inherited {
+			if !slices.Contains(u.keys, k) {
+				u.keys = append(u.keys, k)
+			}
+		}
+	}
+	for _, path := range order {
+		u := uses[path]
+		keys := "nothing: every task sets its own"
+		if len(u.keys) > 0 {
+			keys = strings.Join(u.keys, ", ")
+		}
+		_, _ = fmt.Fprintf(w, "suite file %s: %d task(s) inherit %s\n", path, u.tasks, keys) // console output: a failed write has nowhere to be reported
+	}
 }

@@ -14,13 +14,26 @@ import (
 
 // envHelp lists the environment variables runner reads, for --help: the providers' from
 // their registry, then runner's own.
-var envHelp = "Environment:\n" + providers.EnvHelp("   ") + `
-   RUNNER_PROBE_CACHE=off  probe the sandbox on every start (see docs/sandbox.md)
-   RUNNER_SEARCH_URL    SearXNG-style JSON endpoint for web_search
-   RUNNER_FETCH_ALLOW_HOSTS  comma-separated hosts fetch_webpage may reach
-   JOB_COMPLETION_INDEX, RUNNER_SHARD_COUNT  read by --shard auto
-   GITHUB_ACTIONS=true  adds ::error annotations and a job summary (GITHUB_STEP_SUMMARY)
-   NO_COLOR, TERM=dumb  no colour; TERM=dumb: no escape codes at all`
+var envHelp = "Environment:\n" + providers.EnvHelp("   ") + runnerEnvHelp()
+
+// runnerEnv are the variables runner itself reads (the providers' are in their registry):
+// --help and docs/reference.md list them.
+var runnerEnv = [][2]string{
+	{"RUNNER_PROBE_CACHE=off", "probe the sandbox on every start (see docs/sandbox.md)"},
+	{"RUNNER_SEARCH_URL", "SearXNG-style JSON endpoint for web_search"},
+	{"RUNNER_FETCH_ALLOW_HOSTS", "comma-separated hosts fetch_webpage may reach"},
+	{"JOB_COMPLETION_INDEX, RUNNER_SHARD_COUNT", "read by --shard auto"},
+	{"GITHUB_ACTIONS=true", "adds ::error annotations and a job summary (GITHUB_STEP_SUMMARY)"},
+	{"NO_COLOR, TERM=dumb", "no colour; TERM=dumb: no escape codes at all"},
+}
+
+func runnerEnvHelp() string {
+	var b strings.Builder
+	for _, e := range runnerEnv {
+		fmt.Fprintf(&b, "\n   %s%s%s", e[0], strings.Repeat(" ", max(2, 21-len(e[0]))), e[1])
+	}
+	return b.String()
+}
 
 // examplesHelp are the usual invocations, for --help.
 // Each fits 80 columns (help is wrapped to the terminal; a wrapped command would not paste).

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 )
@@ -49,13 +49,19 @@ func (o *CaseOptions) check(verb string) error {
 	}
 	o.vars = nil
 	if o.VarsFile != "" {
-		data, err := os.ReadFile(o.VarsFile)
+		data, err := bounded.ReadFile(o.VarsFile, bounded.Settings)
+		if err == nil {
+			err = bounded.YAML(o.VarsFile, data, bounded.Settings)
+		}
 		if err != nil {
 			return usageError("%s: --vars: %v", verb, err)
 		}
 		var m map[string]any
 		if err := yaml.Unmarshal(data, &m); err != nil {
 			return usageError("%s: --vars %s: want a mapping of variable names to values: %s", verb, o.VarsFile, strings.TrimSpace(yaml.FormatError(err, false, true)))
+		}
+		if err := bounded.Values(o.VarsFile, m, bounded.Settings); err != nil {
+			return usageError("%s: --vars: %v", verb, err)
 		}
 		o.vars = m
 	}

@@ -82,7 +82,7 @@ func TestPagesShowTheResultsNumbers(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			code, _, stderr := invoke(t, runArgs(out, "--repeat", strconv.Itoa(repeat), pass, fail)...)
 			assert.Equal(t, code, ExitFailed, stderr)
-			results, err := merge.LoadDir(out)
+			results, err := merge.LoadDir(out, merge.Options{})
 			assert.NilError(t, err)
 			assert.Equal(t, len(results), 2*repeat)
 			byName := map[string]result.Scenario{}

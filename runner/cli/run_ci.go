@@ -160,7 +160,7 @@ func (o *RunOptions) selection(tasks []*task.Task) (func(*task.Task, int, int) b
 	if dir == "" {
 		return sel, nil, nil
 	}
-	prev, err := merge.LoadDir(dir)
+	prev, err := merge.LoadDir(dir, merge.Options{Notes: o.Stderr})
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: --resume: %w", err)}
 	}

@@ -278,6 +278,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 		}
 		return nil, step, s.fail(fmt.Errorf("model %s: %w", s.cfg.Model.Name(), err))
 	}
+	resp.Usage = resp.Usage.Clamped() // as the loop counts it: a negative count lowers no total
 	calls := withIDs(resp.ToolCalls, step)
 	if err := s.cfg.Record.Write(step, transcript.Response{
 		Content: resp.Content, ToolCalls: calls, Usage: resp.Usage,

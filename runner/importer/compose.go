@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // composeKeys are the service keys the formats' standard compose files use for their one
@@ -32,6 +34,9 @@ func Compose(dir, rel string) (ComposeService, error) {
 	var out ComposeService
 	data, err := ReadFile(dir, rel)
 	if err != nil {
+		return out, fmt.Errorf("compose: %w", err)
+	}
+	if err := bounded.YAML(rel, data, bounded.Imported); err != nil {
 		return out, fmt.Errorf("compose: %w", err)
 	}
 	var doc struct {

@@ -3,35 +3,47 @@ package merge
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/workspace"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // ManifestFile lists, in an output directory, every result file runner wrote there and its
-// SHA-256, one JSON object per line ({"path": "name/result.json", "sha256": "..."}),
-// appended as each scenario finishes; for a path listed twice (a rerun into the same
-// directory) the last line counts. Merge and resume read only the files it lists: a
-// result.json anywhere else (in a kept workspace, where the agent could have written one
-// with status passed) is never read, and a listed file that changed since is an error.
+// SHA-256, one JSON object per line ({"path": "name/result.json", "sha256": "...",
+// "key": "...", "mac": "..."}), appended as each scenario finishes; for a path listed
+// twice (a rerun into the same directory) the last line counts. Merge and resume read only
+// the files it lists: a result.json anywhere else (in a kept workspace, where the agent
+// could have written one with status passed) is never read, and a listed file that
+// changed since is an error. With RUNNER_MANIFEST_KEY set (KeyEnv) each line carries an
+// HMAC-SHA256 of its path and sum under that key, and a reader holding the key reads only
+// the lines it signed.
 const ManifestFile = "results.manifest.jsonl"
 
 // maxResult bounds a result file read back (they are kilobytes; a transcript is not one).
 const maxResult = 64 << 20
 
+// maxManifest bounds a manifest read back: a line is about 200 bytes, so this is a
+// quarter of a million results.
+const maxManifest = 64 << 20
+
 type manifestEntry struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+	// Key names the key the line is signed with and MAC is the signature ("": unsigned).
+	Key string `json:"key,omitempty"`
+	MAC string `json:"mac,omitempty"`
 }
 
 // manifestMu serialises appends from the scenarios of one process; O_APPEND keeps lines
@@ -39,7 +51,7 @@ type manifestEntry struct {
 var manifestMu sync.Mutex
 
 // WriteResult writes data as the result file rel (slash-separated, inside outDir) and
-// lists it in outDir's manifest.
+// lists it in outDir's manifest, signed with RUNNER_MANIFEST_KEY when it is set.
 func WriteResult(outDir, rel string, data []byte) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return fmt.Errorf("result file %q is not inside %s", rel, outDir)
@@ -48,13 +60,17 @@ func WriteResult(outDir, rel string, data []byte) error {
 		return err
 	}
 	sum := sha256.Sum256(data)
-	line, err := json.Marshal(manifestEntry{Path: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:])})
+	e := manifestEntry{Path: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:])}
+	if k := envKey(); k != nil {
+		e.Key, e.MAC = k.id, k.sign(e.Path, e.SHA256)
+	}
+	line, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	manifestMu.Lock()
 	defer manifestMu.Unlock()
-	f, err := os.OpenFile(filepath.Join(outDir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(outDir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:forbidigo // runner's own output: appended, never read here
 	if err != nil {
 		return err
 	}
@@ -65,9 +81,34 @@ func WriteResult(outDir, rel string, data []byte) error {
 	return werr
 }
 
+// lineCounts tallies a manifest's lines by what their signature says.
+type lineCounts struct{ signed, forged, foreign, unsigned int }
+
+// note says, for a manifest's lines that were not read or not checked, what they were; ""
+// when every line was read and checked.
+func (c lineCounts) note(key *manifestKey) string {
+	var parts []string
+	add := func(n int, what string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 line "+what)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d lines %s", n, what))
+		}
+	}
+	if key == nil {
+		add(c.signed, "signed, not checked (this process has no "+KeyEnv+"): read for where they lie alone")
+		return strings.Join(parts, "; ")
+	}
+	add(c.forged, "whose signature does not verify with "+KeyEnv+" (forged or altered): not read")
+	add(c.foreign, "signed with another key: not read")
+	add(c.unsigned, "not signed ("+KeyEnv+" was not set where they were written): not read")
+	return strings.Join(parts, "; ")
+}
+
 // Begin marks dir as a run's output directory before any result is in it: an empty
-// manifest (a killed run's directory is then still known for runner's; see
-// IsOutput). A manifest already there is left as it is.
+// manifest (a killed run's directory is then still known for runner's; see IsOutput).
+// A manifest already there is left as it is.
 func Begin(dir string) error {
 	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -97,19 +138,22 @@ func IsOutput(dir string) bool {
 }
 
 // loadManifest reads the results dir's manifest lists, each checked against its SHA-256,
-// and their paths (slash-separated, relative to dir) in the same order. ok is false when
-// dir holds no manifest.
-func loadManifest(dir string) (out []result.Scenario, paths []string, ok bool, err error) {
+// and their paths (slash-separated, relative to dir) in the same order. With key, only
+// the lines key signed are read; note says what was left out (see lineCounts.note).
+func loadManifest(dir string, key *manifestKey) (out []result.Scenario, paths []string, note string, err error) {
 	mf := filepath.Join(dir, ManifestFile)
-	data, err := os.ReadFile(mf)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
+	root, err := door.Open(dir)
 	if err != nil {
-		return nil, nil, true, err
+		return nil, nil, "", err
+	}
+	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
+	data, err := root.ReadFile(ManifestFile, maxManifest)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", dir, err)
 	}
 	latest := map[string]string{}
 	var order []string
+	var counts lineCounts
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -118,10 +162,26 @@ func loadManifest(dir string) (out []result.Scenario, paths []string, ok bool, e
 		}
 		var e manifestEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Path == "" || len(e.SHA256) != 64 {
-			return nil, nil, true, fmt.Errorf("%s:%d: not a manifest line", mf, n)
+			return nil, nil, "", fmt.Errorf("%s:%d: not a manifest line", mf, n)
 		}
 		if !filepath.IsLocal(filepath.FromSlash(e.Path)) {
-			return nil, nil, true, fmt.Errorf("%s:%d: path %q leaves %s", mf, n, e.Path, dir)
+			return nil, nil, "", fmt.Errorf("%s:%d: path %q leaves %s", mf, n, e.Path, dir)
+		}
+		switch {
+		case key == nil:
+			if e.MAC != "" {
+				counts.signed++
+			}
+		case e.Key == key.id && key.verifies(e.Path, e.SHA256, e.MAC):
+		case e.Key == key.id:
+			counts.forged++
+			continue
+		case e.MAC != "":
+			counts.foreign++
+			continue
+		default:
+			counts.unsigned++
+			continue
 		}
 		if _, seen := latest[e.Path]; !seen {
 			order = append(order, e.Path)
@@ -129,63 +189,89 @@ func loadManifest(dir string) (out []result.Scenario, paths []string, ok bool, e
 		latest[e.Path] = e.SHA256
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, true, fmt.Errorf("%s: %w", mf, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", mf, err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, nil, true, err
-	}
-	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	for _, p := range order {
-		b, err := readRooted(root, p)
+		b, err := root.ReadFile(p, maxResult)
 		if err != nil {
-			return nil, nil, true, fmt.Errorf("%s lists %s: %w", mf, p, err)
+			return nil, nil, "", fmt.Errorf("%s lists %s: %w", mf, p, err)
 		}
 		sum := sha256.Sum256(b)
 		if hex.EncodeToString(sum[:]) != latest[p] {
-			return nil, nil, true, fmt.Errorf("%s: %s was changed after runner wrote it (its SHA-256 is not the one %s lists)", dir, p, ManifestFile)
+			return nil, nil, "", fmt.Errorf("%s: %s was changed after runner wrote it (its SHA-256 is not the one %s lists)", dir, p, ManifestFile)
 		}
 		s, err := decodeResult(filepath.Join(dir, filepath.FromSlash(p)), b)
 		if err != nil {
-			return nil, nil, true, err
+			return nil, nil, "", err
 		}
 		out, paths = append(out, s), append(paths, p)
 	}
-	return out, paths, true, nil
+	return out, paths, counts.note(key), nil
 }
 
-// readRooted reads a file through root, so a link cannot lead out of the output directory.
-func readRooted(root *os.Root, p string) ([]byte, error) {
-	f, err := root.Open(filepath.FromSlash(p))
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	b, err := io.ReadAll(io.LimitReader(f, maxResult+1))
-	if err == nil && len(b) > maxResult {
-		err = fmt.Errorf("larger than %d MiB", maxResult>>20)
-	}
-	return b, err
+// found is a directory holding a manifest, and what it lies in.
+type found struct {
+	dir string
+	// workspace is the kept workspace (a directory holding workspace.KeptMarker) at or
+	// above dir, and output the output directory (holding a manifest) above it ("": none).
+	workspace, output string
 }
 
 // findManifests returns the directories under dir that hold a manifest, dir itself
-// included, without descending into one that does: what lies below an output directory
-// (a kept workspace) is never searched.
-func findManifests(dir string) ([]string, error) {
-	var dirs []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// included, each with the kept workspace or output directory it lies in. The walk goes
+// through the door (a handle per directory, no link followed): a tree too deep or
+// unreadable below dir (an agent's, downloaded with the artifacts) is passed over, never
+// an error of the merge.
+func findManifests(dir string) ([]found, error) {
+	top, err := door.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = top.Close() }() // a directory handle: Close loses no data
+	// within maps each directory seen ("" is dir) to the kept workspace and output
+	// directory it is in.
+	type within struct{ workspace, output string }
+	in := map[string]within{}
+	var dirs []found
+	visit := func(rel string) {
+		w := within{}
+		if rel != "" {
+			w = in[parentOf(rel)]
 		}
-		if !d.IsDir() {
-			return nil
+		abs := filepath.Join(dir, filepath.FromSlash(rel))
+		if w.workspace == "" && has(top, rel, workspace.KeptMarker) {
+			w.workspace = abs
 		}
-		if _, err := os.Lstat(filepath.Join(p, ManifestFile)); err == nil {
-			dirs = append(dirs, p)
-			return fs.SkipDir
+		if has(top, rel, ManifestFile) {
+			dirs = append(dirs, found{dir: abs, workspace: w.workspace, output: w.output})
+			if w.output == "" {
+				w.output = abs
+			}
+		}
+		in[rel] = w
+	}
+	visit("")
+	err = top.Walk(context.Background(), door.Limits{MaxEntries: -1}, func(e door.Entry) error {
+		if e.Err == nil && e.Info.IsDir() {
+			visit(e.Path)
 		}
 		return nil
 	})
-	sort.Strings(dirs)
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].dir < dirs[j].dir })
 	return dirs, err
+}
+
+// has reports whether the directory rel (slash-separated, "" for the top) below top holds
+// an entry name.
+func has(top *door.Dir, rel, name string) bool {
+	_, err := top.Lstat(path.Join(rel, name))
+	return err == nil
+}
+
+// parentOf is rel's parent directory, "" for the top.
+func parentOf(rel string) string {
+	if p := path.Dir(rel); p != "." {
+		return p
+	}
+	return ""
 }

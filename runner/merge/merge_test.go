@@ -1,6 +1,8 @@
 package merge_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/workspace"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -36,7 +39,7 @@ func TestLoadAndCombine(t *testing.T) {
 	rerun := filepath.Join(root, "rerun")
 	writeResult(t, rerun, result.Scenario{Name: "a", File: "a.yaml", Index: 0, Status: result.Passed, Started: t0.Add(10 * time.Second), Duration: result.Millis(time.Second)})
 
-	got, err := merge.Load([]string{root})
+	got, err := merge.Load([]string{root}, merge.Options{})
 	assert.NilError(t, err)
 	assert.Equal(t, len(got), 4)
 	run := merge.Combine(got)
@@ -51,13 +54,13 @@ func TestLoadAndCombine(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	empty := t.TempDir()
-	_, err := merge.Load([]string{empty})
+	_, err := merge.Load([]string{empty}, merge.Options{})
 	assert.ErrorContains(t, err, "no results.manifest.jsonl listing result files")
 	bad := filepath.Join(t.TempDir(), "x.json")
 	assert.NilError(t, os.WriteFile(bad, []byte(`{"hello": 1}`), 0o644))
-	_, err = merge.Load([]string{bad})
+	_, err = merge.Load([]string{bad}, merge.Options{})
 	assert.ErrorContains(t, err, "not a result file")
-	_, err = merge.Load([]string{filepath.Join(empty, "missing")})
+	_, err = merge.Load([]string{filepath.Join(empty, "missing")}, merge.Options{})
 	assert.ErrorContains(t, err, "no such file")
 }
 
@@ -87,8 +90,8 @@ func TestForgedResultInKeptWorkspaceIsNotRead(t *testing.T) {
 	assert.NilError(t, merge.WriteResult(ws, "sub/"+merge.ResultFile, forged))
 
 	for _, load := range []func(string) ([]result.Scenario, error){
-		func(d string) ([]result.Scenario, error) { return merge.Load([]string{d}) },
-		merge.LoadDir,
+		func(d string) ([]result.Scenario, error) { return merge.Load([]string{d}, merge.Options{}) },
+		func(d string) ([]result.Scenario, error) { return merge.LoadDir(d, merge.Options{}) },
 	} {
 		got, err := load(out)
 		assert.NilError(t, err)
@@ -100,15 +103,15 @@ func TestForgedResultInKeptWorkspaceIsNotRead(t *testing.T) {
 
 	// The listed file itself overwritten: detected.
 	assert.NilError(t, os.WriteFile(filepath.Join(out, "a", merge.ResultFile), forged, 0o644))
-	_, err = merge.Load([]string{out})
+	_, err = merge.Load([]string{out}, merge.Options{})
 	assert.ErrorContains(t, err, "a/result.json was changed after runner wrote it")
-	_, err = merge.LoadDir(out)
+	_, err = merge.LoadDir(out, merge.Options{})
 	assert.ErrorContains(t, err, "was changed after runner wrote it")
 
 	// A manifest line that leaves the directory is refused.
 	bad := t.TempDir()
 	assert.NilError(t, os.WriteFile(filepath.Join(bad, merge.ManifestFile), []byte(`{"path":"../x/result.json","sha256":"`+strings.Repeat("0", 64)+`"}`+"\n"), 0o644))
-	_, err = merge.Load([]string{bad})
+	_, err = merge.Load([]string{bad}, merge.Options{})
 	assert.ErrorContains(t, err, "leaves")
 }
 
@@ -123,7 +126,7 @@ func TestMergesOlderNanosecondOutput(t *testing.T) {
 	assert.NilError(t, err)
 	assert.NilError(t, os.WriteFile(filepath.Join(root, "report.json"), report, 0o644))
 
-	got, err := merge.Load([]string{filepath.Join(root, "dir"), filepath.Join(root, "report.json")})
+	got, err := merge.Load([]string{filepath.Join(root, "dir"), filepath.Join(root, "report.json")}, merge.Options{})
 	assert.NilError(t, err)
 	assert.Equal(t, len(got), 6)
 	assert.Equal(t, got[0].Duration.Duration(), 2500*time.Millisecond)
@@ -139,9 +142,83 @@ func TestMergesOlderNanosecondOutput(t *testing.T) {
 	rerun := `{"name":"x","file":"x.yaml","repeat":1,"index":0,"status":"failed","stop_reason":"completed","started":"2026-01-03T03:04:05Z","duration_ms":1,"steps":1,"tool_calls":0,"denied":0,"usage":{"prompt_tokens":0,"completion_tokens":0},"assertions":[],"tool_errors":0}`
 	assert.NilError(t, os.MkdirAll(filepath.Join(root, "dir", "x.r1"), 0o755))
 	assert.NilError(t, merge.WriteResult(filepath.Join(root, "dir"), "x.r1/"+merge.ResultFile, []byte(rerun)))
-	got, err = merge.Load([]string{filepath.Join(root, "dir")})
+	got, err = merge.Load([]string{filepath.Join(root, "dir")}, merge.Options{})
 	assert.NilError(t, err)
 	run := merge.Combine(got)
 	assert.Equal(t, len(run.Scenarios), 1)
 	assert.Equal(t, run.Scenarios[0].Status, result.Failed)
+}
+
+// TestManifestKey: with RUNNER_MANIFEST_KEY set, a reader holding it reads only the lines
+// it signed; a line claiming the key with a wrong MAC (forged), one signed with another
+// key and an unsigned one are each named and not read. Without the key, signed lines are
+// read for where they lie, and the note says they were not checked.
+func TestManifestKey(t *testing.T) {
+	root := t.TempDir()
+	signed, other, unsigned := filepath.Join(root, "signed"), filepath.Join(root, "other"), filepath.Join(root, "unsigned")
+	t.Setenv(merge.KeyEnv, "the-ci-secret")
+	writeResult(t, signed, result.Scenario{Name: "a", File: "a.yaml", Status: result.Failed, Started: t0})
+	t.Setenv(merge.KeyEnv, "another-secret")
+	writeResult(t, other, result.Scenario{Name: "b", File: "b.yaml", Status: result.Passed, Started: t0})
+	t.Setenv(merge.KeyEnv, "")
+	writeResult(t, unsigned, result.Scenario{Name: "c", File: "c.yaml", Status: result.Passed, Started: t0})
+	// A forged line: the real key's id, a MAC of the agent's making, over a passing result.
+	forged := filepath.Join(root, "forged")
+	writeResult(t, forged, result.Scenario{Name: "a", File: "a.yaml", Status: result.Passed, Started: t0.Add(time.Hour)})
+	line, err := os.ReadFile(filepath.Join(signed, merge.ManifestFile))
+	assert.NilError(t, err)
+	var e map[string]string
+	assert.NilError(t, json.Unmarshal(line, &e))
+	b, err := os.ReadFile(filepath.Join(forged, "a", merge.ResultFile))
+	assert.NilError(t, err)
+	sum := sha256.Sum256(b)
+	fake, err := json.Marshal(map[string]string{"path": "a/result.json", "sha256": hex.EncodeToString(sum[:]), "key": e["key"], "mac": strings.Repeat("ab", 32)})
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(forged, merge.ManifestFile), append(fake, '\n'), 0o644))
+
+	t.Setenv(merge.KeyEnv, "the-ci-secret")
+	var notes strings.Builder
+	got, err := merge.Load([]string{root}, merge.Options{Notes: &notes})
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), 1)
+	assert.Equal(t, got[0].Status, result.Failed)
+	for _, want := range []string{
+		filepath.Join(forged, merge.ManifestFile) + ": 1 line whose signature does not verify with RUNNER_MANIFEST_KEY (forged or altered): not read",
+		filepath.Join(other, merge.ManifestFile) + ": 1 line signed with another key: not read",
+		filepath.Join(unsigned, merge.ManifestFile) + ": 1 line not signed (RUNNER_MANIFEST_KEY was not set where they were written): not read",
+	} {
+		assert.Check(t, strings.Contains(notes.String(), want), "want %q in:\n%s", want, notes.String())
+	}
+
+	t.Setenv(merge.KeyEnv, "")
+	notes.Reset()
+	got, err = merge.Load([]string{signed}, merge.Options{Notes: &notes})
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), 1)
+	assert.Check(t, strings.Contains(notes.String(), "1 line signed, not checked (this process has no RUNNER_MANIFEST_KEY)"), notes.String())
+}
+
+// TestPlantedManifestCannotErrorTheMerge: a manifest in a kept workspace, or in a
+// directory a result names as its kept workspace, is never read, so what the agent left
+// there (a FIFO as the manifest, a listed file whose SHA-256 is wrong) can neither block
+// nor error the merge: both are named and the real result stands.
+func TestPlantedManifestCannotErrorTheMerge(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "workspaces", "runner-a-123")
+	writeResult(t, filepath.Join(root, "out"), result.Scenario{Name: "a", File: "a.yaml", Status: result.Failed, Started: t0, Workspace: "/elsewhere/runner-a-123"})
+	assert.NilError(t, os.MkdirAll(filepath.Join(ws, "x"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(ws, merge.ManifestFile), []byte(`{"path":"x/result.json","sha256":"`+strings.Repeat("0", 64)+`"}`+"\n"), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(ws, "x", merge.ResultFile), []byte(`{"name":"a","file":"a.yaml","status":"passed"}`), 0o644))
+	fifo := filepath.Join(root, "workspaces", "runner-b-456", "deep")
+	assert.NilError(t, os.MkdirAll(fifo, 0o755))
+	assert.NilError(t, mkfifo(filepath.Join(fifo, merge.ManifestFile)))
+	assert.NilError(t, os.WriteFile(filepath.Join(root, "workspaces", "runner-b-456", workspace.KeptMarker), nil, 0o644))
+
+	var notes strings.Builder
+	got, err := merge.Load([]string{root}, merge.Options{Notes: &notes})
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), 1)
+	assert.Equal(t, got[0].Status, result.Failed)
+	assert.Check(t, strings.Contains(notes.String(), filepath.Join(ws, merge.ManifestFile)+": not read: it lies in a workspace that"), notes.String())
+	assert.Check(t, strings.Contains(notes.String(), filepath.Join(fifo, merge.ManifestFile)+": not read: it lies in the kept workspace"), notes.String())
 }

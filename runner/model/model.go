@@ -108,15 +108,28 @@ func (u Usage) TokensPerSecond() float64 {
 	return float64(u.CompletionTokens) / u.EvalDuration.Seconds()
 }
 
-// Add accumulates another response's usage.
+// Clamped is u as runner counts it: a server's answer is data, and a negative count or
+// duration (which would lower the run's total, its cost and a budget) counts as 0, as do
+// cached tokens beyond the prompt's (which would price uncached tokens below zero).
+func (u Usage) Clamped() Usage {
+	u.PromptTokens, u.CompletionTokens = max(u.PromptTokens, 0), max(u.CompletionTokens, 0)
+	u.CachedPromptTokens = min(max(u.CachedPromptTokens, 0), u.PromptTokens)
+	u.EvalDuration, u.PromptEvalDuration = max(u.EvalDuration, 0), max(u.PromptEvalDuration, 0)
+	u.LoadDuration, u.TotalDuration = max(u.LoadDuration, 0), max(u.TotalDuration, 0)
+	return u
+}
+
+// Add accumulates another response's usage, clamped (see Clamped), into sums that stop
+// at their maximum rather than wrap.
 func (u *Usage) Add(o Usage) {
-	u.PromptTokens += o.PromptTokens
-	u.CompletionTokens += o.CompletionTokens
-	u.CachedPromptTokens += o.CachedPromptTokens
-	u.EvalDuration += o.EvalDuration
-	u.PromptEvalDuration += o.PromptEvalDuration
-	u.LoadDuration += o.LoadDuration
-	u.TotalDuration += o.TotalDuration
+	o = o.Clamped()
+	u.PromptTokens = result.AddCount(u.PromptTokens, o.PromptTokens)
+	u.CompletionTokens = result.AddCount(u.CompletionTokens, o.CompletionTokens)
+	u.CachedPromptTokens = result.AddCount(u.CachedPromptTokens, o.CachedPromptTokens)
+	u.EvalDuration = result.AddMillis(u.EvalDuration, o.EvalDuration)
+	u.PromptEvalDuration = result.AddMillis(u.PromptEvalDuration, o.PromptEvalDuration)
+	u.LoadDuration = result.AddMillis(u.LoadDuration, o.LoadDuration)
+	u.TotalDuration = result.AddMillis(u.TotalDuration, o.TotalDuration)
 }
 
 // Response is one step's output.

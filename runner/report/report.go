@@ -148,8 +148,8 @@ func displayName(s result.Scenario) string { return s.DisplayName() }
 // tokens totals a run's usage.
 func tokens(run result.Run) (prompt, completion int) {
 	for _, s := range run.Scenarios {
-		prompt += s.Usage.PromptTokens
-		completion += s.Usage.CompletionTokens
+		prompt = result.AddCount(prompt, s.Usage.PromptTokens)
+		completion = result.AddCount(completion, s.Usage.CompletionTokens)
 	}
 	return prompt, completion
 }

@@ -92,8 +92,11 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 		return acted{err: err}
 	}
 	inv := kinds.Invocation{Prompt: r.t.Prompt, System: r.t.System, Model: p.model.Name(), Command: r.t.Agent.Command, Workdir: p.ws.Dir(), MaxSteps: p.maxSteps}
-	argv := append([]string{program}, k.Args(inv)...)
-	l, base, argv, cleanup, err := listen(p, aw, argv)
+	// The arguments are built once the endpoint's address is known: Codex takes it only there.
+	l, base, argv, cleanup, err := listen(p, aw, func(base string) []string {
+		inv.BaseURL = base
+		return append([]string{program}, k.Args(inv)...)
+	})
 	if err != nil {
 		return acted{err: fmt.Errorf("agent %s: endpoint: %w", k.Name, err)}
 	}
@@ -171,8 +174,8 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 // of the program, carries 127.0.0.1:PORT there to it (package forward); Landlock and
 // none share the host's network, so it is a loopback port, the only one a Landlock-
 // confined agent may connect to (tools.Workspace.EndpointPort). It returns the base URL
-// the agent uses and the argv to run.
-func listen(p *prepared, aw *tools.Workspace, argv []string) (net.Listener, string, []string, func(), error) {
+// the agent uses and the argv to run, argvFor(that base URL).
+func listen(p *prepared, aw *tools.Workspace, argvFor func(base string) []string) (net.Listener, string, []string, func(), error) {
 	if p.sandbox != nil && p.sandbox.Name() == confinement.ModeBwrap && !aw.Network {
 		self, err := os.Executable()
 		if err != nil {
@@ -189,7 +192,8 @@ func listen(p *prepared, aw *tools.Workspace, argv []string) (net.Listener, stri
 			return nil, "", nil, nil, err
 		}
 		aw.ReadOnly = append(aw.ReadOnly, dir, self)
-		return l, "http://" + forwardAddr, forward.Argv(self, sock, forwardAddr, argv), func() {
+		base := "http://" + forwardAddr
+		return l, base, forward.Argv(self, sock, forwardAddr, argvFor(base)), func() {
 			_ = l.Close() // a listener: Close loses no data
 			_ = os.RemoveAll(dir)
 		}, nil
@@ -199,7 +203,8 @@ func listen(p *prepared, aw *tools.Workspace, argv []string) (net.Listener, stri
 		return nil, "", nil, nil, err
 	}
 	aw.EndpointPort = l.Addr().(*net.TCPAddr).Port
-	return l, "http://" + l.Addr().String(), argv, func() { _ = l.Close() }, nil
+	base := "http://" + l.Addr().String()
+	return l, base, argvFor(base), func() { _ = l.Close() }, nil
 }
 
 // waitAgent waits until the program exits, ctx ends (it is killed then, with

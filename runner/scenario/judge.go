@@ -25,8 +25,7 @@ func (r *runState) totalJudgeUsage() {
 			if r.res.JudgeUsage == nil {
 				r.res.JudgeUsage = &result.Usage{}
 			}
-			r.res.JudgeUsage.PromptTokens += a.Judge.Usage.PromptTokens
-			r.res.JudgeUsage.CompletionTokens += a.Judge.Usage.CompletionTokens
+			r.res.JudgeUsage.Add(result.Usage{PromptTokens: a.Judge.Usage.PromptTokens, CompletionTokens: a.Judge.Usage.CompletionTokens})
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/workspace"
+	"github.com/agentrunner/runner/runner/workspace/door"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -78,13 +79,22 @@ func (p protectDecider) movedInto(ws *tools.Workspace, from, to string) (string,
 	if err != nil || !info.IsDir() {
 		return "", "", false
 	}
+	if g, ok := p.protect.Match(to); ok {
+		return to, g, true
+	}
+	top, err := door.Open(ws.Dir())
+	if err != nil {
+		return "", "", false
+	}
+	defer func() { _ = top.Close() }() // a directory handle: Close loses no data
+	d, err := top.Sub(from)
+	if err != nil {
+		return "", "", false
+	}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
 	var hit, glob string
-	n := 0
-	_ = fs.WalkDir(ws.Root().FS(), from, func(p2 string, _ fs.DirEntry, err error) error {
-		if n++; err != nil || n > maxMoveScan {
-			return fs.SkipAll
-		}
-		target := path.Join(to, strings.TrimPrefix(p2, from))
+	_ = d.Walk(context.Background(), door.Limits{MaxEntries: maxMoveScan}, func(e door.Entry) error {
+		target := path.Join(to, e.Path)
 		if g, ok := p.protect.Match(target); ok {
 			hit, glob = target, g
 			return fs.SkipAll

@@ -5,6 +5,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -92,6 +93,7 @@ func Run(ctx context.Context, t *task.Task, repeat int, opts Options) result.Sce
 		r.res.Model = opts.ModelName(t)
 	}
 	r.run(ctx, repeat)
+	r.markKept()
 	r.res.Cost = costOf(r.res, opts.Prices)
 	r.res.Duration = result.Millis(now().Sub(r.res.Started))
 	r.finish()
@@ -148,6 +150,26 @@ func (r *runState) run(ctx context.Context, repeat int) {
 	r.res.VerifyTime = result.Millis(r.now().Sub(start))
 }
 
+// markKept marks a kept workspace as one, once the agent and everything it started are
+// gone (see workspace.KeptMarker). A workspace the agent left so that runner cannot write
+// its top fails a passing scenario: a mark missing there lets a downloaded copy of the
+// workspace pass for an output directory.
+func (r *runState) markKept() {
+	if r.res.Workspace == "" {
+		return
+	}
+	var ke *workspace.KeptError
+	if err := workspace.MarkKept(r.res.Workspace); !errors.As(err, &ke) {
+		return
+	}
+	switch {
+	case !ke.ByAgent && r.res.Status != result.Errored:
+		r.errorf("%v", ke)
+	case r.res.Status == result.Passed:
+		verdict{status: result.Failed, reason: "the agent broke the workspace: " + ke.Error()}.apply(&r.res)
+	}
+}
+
 // setChanges records the comparison in the result (nil: none was made).
 func (r *runState) setChanges(c *workspace.Changes) {
 	if c != nil {
@@ -193,7 +215,7 @@ func (r *runState) finish() {
 		// Listed with its SHA-256 in the output directory's manifest: merge and resume
 		// read nothing else (see merge.ManifestFile). Scrubbed again as bytes: the record
 		// was scrubbed as values, this catches what encoding made of them.
-		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, scrub.Bytes(append(b, '\n')))
+		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, scrub.JSON(append(b, '\n')))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace"
+	"github.com/agentrunner/runner/runner/workspace/door"
 	"github.com/agentrunner/runner/tools/exec/container"
 )
 
@@ -174,7 +174,7 @@ func (r *runState) writeDiffs(d *result.Diffs) {
 	if err != nil {
 		return
 	}
-	_ = scrub.WriteFile(filepath.Join(r.out, result.DiffsFile), append(b, '\n'), 0o644)
+	_ = scrub.WriteJSON(filepath.Join(r.out, result.DiffsFile), append(b, '\n'), 0o644)
 }
 
 // verifyNow compares the workspace with the snapshot (before the verify files go in, so
@@ -182,7 +182,9 @@ func (r *runState) writeDiffs(d *result.Diffs) {
 func (r *runState) verifyNow(ctx context.Context, p *prepared, check *assert.Run) verification {
 	var v verification
 	env, dir := p.env, p.dir
-	if v.changes, v.err = r.compare(ctx, env, dir, p.manifest); v.err != nil {
+	var err error
+	if v.changes, err = r.compare(ctx, env, dir, p.manifest); err != nil {
+		v.blame(err)
 		return v
 	}
 	// Before the verify files go in; nothing of the verdict reads them.
@@ -201,7 +203,9 @@ func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.R
 	if v.err = p.env.Stop(ctx); v.err != nil {
 		return v
 	}
-	if v.changes, v.err = r.compare(ctx, p.env, p.dir, p.manifest); v.err != nil {
+	var err error
+	if v.changes, err = r.compare(ctx, p.env, p.dir, p.manifest); err != nil {
+		v.blame(err)
 		return v
 	}
 	v.diffs = diffs(ctx, p, v.changes)
@@ -212,13 +216,10 @@ func (r *runState) verifyFresh(ctx context.Context, p *prepared, check *assert.R
 	}
 	defer func() { _ = workspace.Remove(dir) }()
 	if err := workspace.Clone(ctx, p.dir, dir); err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			// The agent made its workspace unreadable to the runner (a rootless engine
-			// with a task user can do so honestly: SECURITY.md). Never a pass.
-			v.broken = "the agent broke the workspace: it cannot be copied for verification: " + err.Error()
-			return v
-		}
-		v.err = fmt.Errorf("verification's workspace: %w", err)
+		// What the agent left that the copy cannot take (a file it made unreadable, which
+		// a rootless engine with a task user can do honestly: SECURITY.md; a tree too
+		// deep or too large) fails the scenario; never a pass.
+		v.blame(fmt.Errorf("verification's workspace: %w", err))
 		return v
 	}
 	env, err := r.startVerifyEnvironment(ctx, p.imageID, dir)
@@ -261,12 +262,7 @@ func unseenCalls(k kinds.Kind, as []result.Assertion) []result.Assertion {
 // and the score into v.
 func (r *runState) checkNow(ctx context.Context, env *container.Container, dir string, check *assert.Run, v *verification) {
 	if err := r.addVerify(ctx, env, dir); err != nil {
-		var broken *workspace.BrokenError
-		if errors.As(err, &broken) {
-			v.broken = "the agent broke the workspace: " + broken.Error()
-			return
-		}
-		v.err = err
+		v.blame(err)
 		return
 	}
 	if r.t.Score != nil {
@@ -281,7 +277,28 @@ func (r *runState) checkNow(ctx context.Context, env *container.Container, dir s
 		_ = r.record(0, transcript.Assertion(a))
 	}
 	if r.t.Score != nil {
-		score, note := assert.Score(ctx, r.t.Score, check, v.assertions)
+		score, note, broken := assert.Score(ctx, r.t.Score, check, v.assertions)
 		v.score, v.scoreNote = &score, note
+		if msg, ok := door.Blame(broken); ok && v.broken == "" {
+			v.broken = "score file " + r.t.Score.File + ": " + msg
+		}
 	}
+}
+
+// blame records an error of verification: what the agent left in its workspace (a
+// *workspace.BrokenError where a verify file must go, a *door.Error where runner reads:
+// a FIFO, a device, a symlink loop, a tree too deep or too large) fails the scenario,
+// saying what it was; anything else (the engine, the disk, an interrupt) is runner's and
+// errors it.
+func (v *verification) blame(err error) {
+	var broken *workspace.BrokenError
+	if errors.As(err, &broken) {
+		v.broken = door.Broke + broken.Error()
+		return
+	}
+	if msg, ok := door.Blame(err); ok {
+		v.broken = msg
+		return
+	}
+	v.err = err
 }

@@ -26,7 +26,7 @@ import (
 )
 
 // Names are the formats Get knows, "task" first (the default of `runner schema`).
-var Names = []string{"task", "bench", "result", "report", "transcript"}
+var Names = []string{"task", "suite", "bench", "result", "report", "transcript"}
 
 // IDPrefix starts every schema's $id; the format's version follows its name.
 const IDPrefix = "https://github.com/agentrunner/runner/schema/"
@@ -41,6 +41,8 @@ func Get(name string) ([]byte, error) {
 	switch name {
 	case "task":
 		return task.Schema(), nil
+	case "suite":
+		return task.SuiteSchema(), nil
 	case "bench":
 		s, err = reflect_(reflect.TypeFor[bench.Report]())
 		if s != nil {

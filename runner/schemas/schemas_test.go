@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 )
 
@@ -46,7 +48,7 @@ func TestEveryFormatCompiles(t *testing.T) {
 		compile(t, n)
 	}
 	_, err := Get("nope")
-	assert.ErrorContains(t, err, "known: task, bench, result, report, transcript")
+	assert.ErrorContains(t, err, "known: task, suite, bench, result, report, transcript")
 }
 
 // The transcript schema checks each event's data against its own type's payload.
@@ -100,6 +102,41 @@ func TestTaskSchemaIsGenerated(t *testing.T) {
 	served, err := Get("task")
 	assert.NilError(t, err)
 	assert.Assert(t, bytes.Equal(served, want), "runner schema task serves another schema")
+}
+
+// TestSuiteSchemaIsGenerated: the same for suite.schema.json (`runner schema suite`).
+func TestSuiteSchemaIsGenerated(t *testing.T) {
+	got, err := Suite()
+	assert.NilError(t, err)
+	const committed = "../task/suite.schema.json"
+	if golden.FlagUpdate() {
+		assert.NilError(t, os.WriteFile(committed, got, 0o644))
+	}
+	want, err := os.ReadFile(committed)
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Equal(got, want), "%s is not what the Go types generate: run go test ./runner/schemas -update", committed)
+	served, err := Get("suite")
+	assert.NilError(t, err)
+	assert.Assert(t, bytes.Equal(served, want), "runner schema suite serves another schema")
+	// It holds exactly the keys a suite file may set, and validates one.
+	var doc struct {
+		Properties map[string]any `json:"properties"`
+	}
+	assert.NilError(t, json.Unmarshal(got, &doc))
+	var keys []string
+	for k := range doc.Properties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want2 := append([]string(nil), task.SuiteKeys...)
+	sort.Strings(want2)
+	assert.DeepEqual(t, keys, want2)
+	s := compile(t, "suite")
+	var good, bad map[string]any
+	assert.NilError(t, json.Unmarshal([]byte(`{"model": "oracle", "max_steps": 5, "timeout": "2m", "env": {"A": "b"}, "vars": {"x": 1}}`), &good))
+	assert.NilError(t, s.Validate(good))
+	assert.NilError(t, json.Unmarshal([]byte(`{"prompt": "not shared"}`), &bad))
+	assert.Assert(t, s.Validate(bad) != nil, "prompt is not a suite key")
 }
 
 // TestReportSchema: what runner run --json writes validates against `runner schema report`,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -35,6 +37,53 @@ func Task() ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// Suite generates the suite file's schema (runner/task/suite.schema.json): the task
+// schema's properties that a suite file may set (task.SuiteKeys), none required, and the
+// definitions they use.
+func Suite() ([]byte, error) {
+	s := taskSchema()
+	props := jsonschema.NewProperties()
+	for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+		if slices.Contains(task.SuiteKeys, pair.Key) {
+			props.Set(pair.Key, pair.Value)
+		}
+	}
+	s.Properties, s.Required = props, nil
+	s.ID = task.SuiteSchemaURL
+	s.Title = "runner suite file (" + task.SuiteFile + ")"
+	s.Description = "Defaults for every task file in this directory and below (up to the repository root): each key as in a task file; a task's own value wins, env: and vars: merge by name. Unknown keys are errors."
+	// Only the definitions the suite's keys reach.
+	b, err := json.Marshal(s.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("schema suite: %w", err)
+	}
+	used := map[string]bool{}
+	for todo := []string{string(b)}; len(todo) > 0; todo = todo[1:] {
+		for _, m := range defRef.FindAllStringSubmatch(todo[0], -1) {
+			if !used[m[1]] {
+				used[m[1]] = true
+				d, _ := json.Marshal(s.Definitions[m[1]])
+				todo = append(todo, string(d))
+			}
+		}
+	}
+	for name := range s.Definitions {
+		if !used[name] {
+			delete(s.Definitions, name)
+		}
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("schema suite: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+var defRef = regexp.MustCompile(`"\$ref":"#/\$defs/([^"]+)"`)
 
 func taskSchema() *jsonschema.Schema {
 	r := taskReflector()

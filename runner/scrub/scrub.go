@@ -3,8 +3,10 @@
 // a task marks secret, variables whose names look like credentials) and replaces each, in
 // every encoding an output may give it (raw, JSON, Go-quoted, HTML and XML, percent and
 // Markdown escaped), with [REDACTED]. Every output goes through it: the console streams
-// and files through Writer or WriteFile, records through Value, single strings through
-// String. With no secret known every call is one atomic load.
+// and files through Writer or WriteFile, JSON documents through JSON (each string as a
+// decoder reads it, so an escaped form inside a string is caught too), records through
+// Value, single strings through String. With no secret known every call is one atomic
+// load.
 package scrub
 
 import (
@@ -44,6 +46,9 @@ type matcher struct {
 	strs    []string
 	r       *strings.Replacer
 	maxLen  int
+	// chars marks every byte that occurs in a needle: a JSON string needs decoding (see
+	// Set.JSON) only when an escape in it stands for one of them.
+	chars [256]bool
 }
 
 // Add registers values (and their encodings) as secret. Empty values and values shorter
@@ -88,6 +93,9 @@ func (s *Set) Add(values ...string) {
 	for _, e := range strs {
 		m.needles = append(m.needles, []byte(e))
 		args = append(args, e, Redacted)
+		for i := 0; i < len(e); i++ {
+			m.chars[e[i]] = true
+		}
 	}
 	m.r = strings.NewReplacer(args...)
 	s.m.Store(m)

@@ -67,6 +67,11 @@ type Options struct {
 	Cases Cases
 	// Prices is a file of token prices over the shipped table ("" for the shipped one).
 	Prices string
+	// KeepGoing: a task file that does not load does not stop the others. New returns
+	// the tasks that loaded, the problems of the rest in Session.LoadProblems (run and
+	// bench run what they can and exit as for a file that does not load); only when no
+	// task loads is it New's error.
+	KeepGoing bool
 }
 
 // Terminal is the person at the keyboard, for ask mode.
@@ -95,7 +100,10 @@ type Session struct {
 	// Warmup is New's warming of the build cache for the tasks' toolchains (see Warm);
 	// nil when there was nothing to warm.
 	Warmup *result.Warmup
-	opts   Options
+	// LoadProblems lists the task files that did not load, with Options.KeepGoing (nil:
+	// every file loaded).
+	LoadProblems *LoadError
+	opts         Options
 }
 
 // Errors of New, each wrapping the cause; the command line names the flag.
@@ -148,7 +156,11 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	tasks, err := loadTasks(o.Paths, s.Catalog, o.Filter, o.Warn, o.Cases)
-	if err != nil {
+	var load *LoadError
+	switch {
+	case o.KeepGoing && errors.As(err, &load) && len(tasks) > 0:
+		s.LoadProblems = load
+	case err != nil:
 		return nil, err
 	}
 	s.Tasks = tasks
@@ -196,7 +208,7 @@ func loadTasks(paths []string, reg *tools.Registry, filter string, warn io.Write
 	case errors.As(err, &fe), errors.As(err, &uv):
 		return nil, err
 	}
-	return nil, &LoadError{Err: err}
+	return tasks, &LoadError{Err: err}
 }
 
 // Parallel is the number of scenarios that may run at once: one while a person answers

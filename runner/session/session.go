@@ -63,16 +63,17 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 	}
 	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs,
 		Vars: cases.Vars, Limit: cases.Limit, Sample: cases.Sample, Seed: cases.Seed})
-	if err != nil {
+	if err != nil && len(tasks) == 0 {
 		return nil, err
 	}
+	loadErr := err // with the tasks that loaded, for a caller that runs them anyway
 	for _, t := range tasks {
 		for _, w := range t.Warnings {
 			_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
 		}
 	}
 	if re == nil {
-		return tasks, nil
+		return tasks, loadErr
 	}
 	kept := tasks[:0]
 	for _, t := range tasks {
@@ -80,10 +81,13 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 			kept = append(kept, t)
 		}
 	}
-	if len(kept) == 0 {
+	switch {
+	case len(kept) == 0 && loadErr != nil:
+		return nil, loadErr
+	case len(kept) == 0:
 		return nil, &FilterError{Filter: filter, Err: ErrNoMatch}
 	}
-	return kept, nil
+	return kept, loadErr
 }
 
 // Models opens each task's model and remembers pre-flight failures, so a missing model

@@ -23,11 +23,12 @@ func (b *CostBudget) Add(s result.Scenario) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s.Cost.USD != nil {
-		b.spent += *s.Cost.USD
-	}
-	if s.Cost.JudgeUSD != nil {
-		b.spent += *s.Cost.JudgeUSD
+	// A cost is never negative or NaN from runner's own pricing; one read back from an
+	// earlier result (--resume) is data, and must not give the budget money back.
+	for _, usd := range []*float64{s.Cost.USD, s.Cost.JudgeUSD} {
+		if usd != nil && *usd > 0 {
+			b.spent += *usd
+		}
 	}
 }
 

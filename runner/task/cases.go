@@ -67,10 +67,18 @@ func (l *loader) readCases(root ast.Node) *caseSpec {
 			datasetAt = &es[i]
 		}
 	}
-	if varsAt == nil && matrixAt == nil && datasetAt == nil {
+	inherited := l.suite != nil && len(l.suite.order) > 0
+	if varsAt == nil && matrixAt == nil && datasetAt == nil && !inherited {
 		return nil
 	}
 	spec := &caseSpec{vars: map[string]any{}}
+	if inherited {
+		// The suite's vars: are declared in every task under it; the task's own win.
+		for _, k := range l.suite.order {
+			spec.vars[k] = l.suite.vars[k]
+			spec.order = append(spec.order, k)
+		}
+	}
 	if varsAt != nil {
 		l.declaredVars(varsAt.value, keyVars, spec)
 	}
@@ -107,7 +115,9 @@ func (l *loader) declaredVars(n ast.Node, field string, spec *caseSpec) {
 		}
 		if v, ok := l.d.toAny(e.value, f); ok {
 			spec.vars[e.key] = v
-			spec.order = append(spec.order, e.key)
+			if !contains(spec.order, e.key) {
+				spec.order = append(spec.order, e.key)
+			}
 		}
 	}
 }

@@ -180,6 +180,8 @@ func TestDatasetProblems(t *testing.T) {
 		"unknown kind": {"dataset: d.txt\nprompt: x\n", `unknown format ".txt"`, "d.txt", "a\n"},
 		"no rows":      {"dataset: d.csv\nprompt: x\n", `d.csv has no rows`, "d.csv", "a,b\n"},
 		"duplicate id": {"dataset: d.csv\nprompt: x\n", `duplicate scenario name "t[a]"`, "d.csv", "id\na\na\n"},
+		"deep yaml":    {"dataset: d.yaml\nprompt: x\n", `d.yaml:1:65: nested more than 64 levels deep`, "d.yaml", strings.Repeat("[", 60000)},
+		"deep jsonl":   {"dataset: d.jsonl\nprompt: x\n", `d.jsonl:2:65: nested more than 64 levels deep`, "d.jsonl", "{\"a\": 1}\n" + strings.Repeat("[", 60000)},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

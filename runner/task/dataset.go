@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/goccy/go-yaml/parser"
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // MaxDatasetBytes caps a dataset file: rows are held in memory, one case each.
@@ -49,20 +49,16 @@ func readDataset(path string) ([]datasetRow, error) {
 // readCapped reads a file of at most limit bytes, refusing a larger one by name rather than
 // running out of memory on it.
 func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no such file %s (a dataset path is relative to the task file)", path)
-		}
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
+	lim := bounded.Dataset
+	lim.Bytes = limit
+	data, err := bounded.ReadFile(path, lim)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("no such file %s (a dataset path is relative to the task file)", path)
+	case errors.Is(err, bounded.ErrTooLarge):
 		return nil, fmt.Errorf("dataset %s is larger than %d MiB; split it or pick rows with --limit/--sample from a smaller file", path, limit>>20)
+	case err != nil:
+		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	return data, nil
 }
@@ -97,6 +93,9 @@ func readCSV(path string, data []byte) ([]datasetRow, error) {
 }
 
 func readJSONLines(path string, data []byte) ([]datasetRow, error) {
+	if err := bounded.JSON(path, data, bounded.Dataset); err != nil {
+		return nil, err
+	}
 	var rows []datasetRow
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), MaxDatasetBytes)
@@ -131,7 +130,7 @@ func readJSONList(path string, data []byte) ([]datasetRow, error) {
 }
 
 func readYAMLList(path string, data []byte) ([]datasetRow, error) {
-	file, err := parser.ParseBytes(data, 0)
+	file, err := bounded.ParseYAML(path, data, bounded.Dataset)
 	if err != nil {
 		return nil, syntaxProblem(path, err)
 	}

@@ -17,6 +17,9 @@ type decoder struct {
 	anchors map[string]ast.Node
 	depth   int
 	visits  int
+	// foreign names the file of nodes that came from another file (a suite file's values
+	// inherited by a task), by their tokens.
+	foreign map[*token.Token]string
 }
 
 // maxDepth bounds recursion through aliases, so that a self-referencing anchor
@@ -73,7 +76,11 @@ func (d *decoder) posOf(n ast.Node) Position {
 	if tk == nil || tk.Position == nil {
 		return Position{File: d.file, Line: 1, Column: 1}
 	}
-	return Position{File: d.file, Line: tk.Position.Line, Column: tk.Position.Column}
+	file := d.file
+	if f, ok := d.foreign[tk]; ok {
+		file = f
+	}
+	return Position{File: file, Line: tk.Position.Line, Column: tk.Position.Column}
 }
 
 // collectAnchors records every anchor of the document so aliases can be resolved

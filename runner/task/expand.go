@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // Expand turns command-line arguments into task files:
@@ -60,6 +62,8 @@ func expandOne(arg string) ([]string, error) {
 			err = argError(arg, nil, "directory holds no .yaml or .yml task file"+deeperHint(arg))
 		}
 		return found, err
+	case err == nil && isSuiteFile(arg):
+		return nil, argError(arg, nil, "is a suite file (the defaults of the task files beside and below it), not a task file: give the task files or their directory")
 	case err == nil:
 		return []string{arg}, nil
 	case !hasMeta(arg):
@@ -75,7 +79,7 @@ func expandOne(arg string) ([]string, error) {
 	var found []string
 	for _, m := range matches {
 		// A dangling symlink or a directory named x.yaml is not a task file.
-		if info, err := os.Stat(m); err == nil && info.Mode().IsRegular() && isYAML(m) {
+		if info, err := os.Stat(m); err == nil && info.Mode().IsRegular() && isYAML(m) && !isSuiteFile(m) {
 			found = append(found, m)
 		}
 	}
@@ -133,7 +137,7 @@ func yamlFilesIn(dir string) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || !isYAML(name) {
+		if strings.HasPrefix(name, ".") || !isYAML(name) || isSuiteFile(name) {
 			continue
 		}
 		p := filepath.Join(dir, name)
@@ -158,19 +162,28 @@ func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
 // LoadAll expands paths (see Expand) and loads every task file. It reports every problem
 // of every file at once, one per line, and refuses two tasks with the same name, naming
-// both files. Tasks come back in Expand's order.
+// both files. Tasks come back in Expand's order: with an error, those of the files that
+// loaded.
 func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	files, expandErr := Expand(paths)
 	errs := Problems(expandErr)
 	var tasks []*Task
 	byName := map[string]Position{}
+	suites := newSuites(opts)
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := bounded.ReadFile(f, bounded.TaskFile)
 		if err != nil {
-			errs = append(errs, &Error{Pos: Position{File: f}, Msg: readProblem(err), Err: err})
+			errs = append(errs, readError(f, err))
 			continue
 		}
-		cases, problems := parse(f, data, opts)
+		suite, fresh := suites.forTask(f)
+		if suite != nil && len(suite.errs) > 0 {
+			if fresh {
+				errs = append(errs, suite.errs...)
+			}
+			suite = nil // reported once; the task's own problems are still checked
+		}
+		cases, problems := parse(f, data, opts, suite)
 		if len(problems) > 0 {
 			errs = append(errs, problems...)
 			continue
@@ -189,10 +202,23 @@ func LoadAll(paths []string, opts LoadOptions) ([]*Task, error) {
 	if len(errs) == 0 {
 		errs = append(errs, undeclaredVars(tasks, opts.Vars)...)
 	}
-	if err := combine(errs); err != nil {
-		return nil, err
+	// The tasks of the files that loaded come back with the others' problems, for a
+	// caller that runs what it can (run, bench); every other caller stops at the error.
+	return tasks, combine(dedupe(errs))
+}
+
+// dedupe drops repeated problems: an inherited value's problem is found with every task
+// under the suite file, at the same place.
+func dedupe(errs []error) []error {
+	seen := map[string]bool{}
+	out := errs[:0]
+	for _, e := range errs {
+		if k := e.Error(); !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
 	}
-	return tasks, nil
+	return out
 }
 
 // undeclaredVars reports variables set from outside that no loaded task declares: a typo

@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/textcall"
 	"github.com/agentrunner/runner/tools"
@@ -50,9 +51,9 @@ type LoadOptions struct {
 // *multierror.Error of *Error; see Problems). Defaults are filled in; problems that do
 // not stop the task end up in Task.Warnings.
 func Load(path string, opts LoadOptions) (*Task, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.TaskFile)
 	if err != nil {
-		return nil, combine([]error{&Error{Pos: Position{File: path}, Msg: readProblem(err), Err: err}})
+		return nil, combine([]error{readError(path, err)})
 	}
 	return Parse(path, data, opts)
 }
@@ -73,7 +74,11 @@ func Parse(path string, data []byte, opts LoadOptions) (*Task, error) {
 // ParseAll decodes a task file into its cases: one task, or one per matrix cell or dataset
 // row (see Case).
 func ParseAll(path string, data []byte, opts LoadOptions) ([]*Task, error) {
-	ps, errs := parse(path, data, opts)
+	s, errs := suiteFor(path, opts)
+	if errs != nil {
+		return nil, combine(errs)
+	}
+	ps, errs := parse(path, data, opts, s)
 	if len(errs) > 0 {
 		return nil, combine(errs)
 	}
@@ -82,6 +87,16 @@ func ParseAll(path string, data []byte, opts LoadOptions) ([]*Task, error) {
 		ts[i] = p.t
 	}
 	return ts, nil
+}
+
+// readError is a task file that could not be read, or was refused unread (its size, or
+// not a regular file).
+func readError(path string, err error) error {
+	var be *bounded.Error
+	if errors.As(err, &be) {
+		return syntaxProblem(path, err)
+	}
+	return &Error{Pos: Position{File: path}, Msg: readProblem(err), Err: err}
 }
 
 func readProblem(err error) string {
@@ -97,6 +112,10 @@ func readProblem(err error) string {
 // syntaxProblem turns a goccy parse error (which carries a token and a source excerpt)
 // into a one-line Error.
 func syntaxProblem(path string, err error) error {
+	var be *bounded.Error
+	if errors.As(err, &be) {
+		return &Error{Pos: Position{File: be.File, Line: be.Line, Column: be.Column}, Field: be.Field, Msg: be.Msg, Err: err}
+	}
 	var ye yaml.Error
 	if errors.As(err, &ye) {
 		p := Position{File: path, Line: 1, Column: 1}
@@ -137,6 +156,8 @@ type loader struct {
 
 	// templated is set for a case of a file with vars:, matrix: or dataset:.
 	templated bool
+	// suite is the suite file whose defaults the task inherits (nil: none).
+	suite *suiteFile
 }
 
 func newLoader(path string, opts LoadOptions) *loader {
@@ -180,7 +201,9 @@ func (l *loader) decode(root ast.Node) {
 	t.KeyLines = map[string]int{}
 	l.keyNodes = map[string]ast.Node{}
 	present := d.object(root, "", taskFields, func(e entry, f string) {
-		t.KeyLines[e.key] = d.posOf(e.keyAt).Line
+		if p := d.posOf(e.keyAt); p.File == d.file { // not a key inherited from a suite file
+			t.KeyLines[e.key] = p.Line
+		}
 		l.keyNodes[e.key] = e.keyAt
 		dec, ok := topLevel[e.key]
 		if !ok {

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // parsed is one case of a file and the position of its name (for duplicate-name errors).
@@ -17,30 +18,31 @@ type parsed struct {
 }
 
 // parse returns the file's cases, or its problems in document order.
-func parse(path string, data []byte, opts LoadOptions) ([]parsed, []error) {
+func parse(path string, data []byte, opts LoadOptions, suite *suiteFile) ([]parsed, []error) {
 	root, errs := parseRoot(path, data)
 	if errs != nil {
 		return nil, errs
 	}
 	head := newLoader(path, opts)
+	head.suite = suite
 	head.d.collectAnchors(root)
 	spec := head.readCases(root)
 	if len(head.d.errs) > 0 {
 		return nil, problemsOf(head.d.errs)
 	}
 	if spec == nil {
-		t, namePos, errs := decodeTask(path, root, opts, nil)
+		t, namePos, errs := decodeTask(path, root, opts, suite, nil)
 		if errs != nil {
 			return nil, errs
 		}
 		return []parsed{{t, namePos}}, nil
 	}
-	return parseCases(path, data, root, opts, spec)
+	return parseCases(path, data, root, opts, suite, spec)
 }
 
 // parseCases decodes each case from its own copy of the file's AST, with the case's
 // values filled into the templated values. A problem every case shares is reported once.
-func parseCases(path string, data []byte, root ast.Node, opts LoadOptions, spec *caseSpec) ([]parsed, []error) {
+func parseCases(path string, data []byte, root ast.Node, opts LoadOptions, suite *suiteFile, spec *caseSpec) ([]parsed, []error) {
 	var out []parsed
 	var errs []error
 	seen := map[string]bool{}
@@ -49,7 +51,7 @@ func parseCases(path string, data []byte, root ast.Node, opts LoadOptions, spec 
 			root, _ = parseRoot(path, data) // parsed once already: it parses
 		}
 		vars := caseVars(spec, c, opts.Vars)
-		t, namePos, problems := decodeTask(path, root, opts, func(l *loader, r ast.Node) {
+		t, namePos, problems := decodeTask(path, root, opts, suite, func(l *loader, r ast.Node) {
 			l.template(r, vars, caseWhere(c))
 		})
 		for _, p := range problems {
@@ -111,9 +113,13 @@ func caseWhere(c caseValues) string {
 }
 
 // decodeTask decodes one task from root; before, when set, runs first (templating).
-func decodeTask(path string, root ast.Node, opts LoadOptions, before func(*loader, ast.Node)) (*Task, Position, []error) {
+func decodeTask(path string, root ast.Node, opts LoadOptions, suite *suiteFile, before func(*loader, ast.Node)) (*Task, Position, []error) {
 	l := newLoader(path, opts)
-	l.d.collectAnchors(root)
+	l.d.collectAnchors(root) // before inherit: a suite file has no anchors
+	if suite != nil {
+		l.suite = suite
+		l.inherit(root, suite)
+	}
 	if before != nil {
 		l.templated = true
 		before(l, root)
@@ -144,7 +150,9 @@ func problemsOf(es []*Error) []error {
 // parseRoot parses a task file's one YAML document.
 func parseRoot(path string, data []byte) (ast.Node, []error) {
 	start := Position{File: path, Line: 1, Column: 1}
-	file, err := parser.ParseBytes(data, 0)
+	// Bounded: a file nested or crowded past what a task needs is refused with its
+	// position before the parser, whose cost grows with the square of the depth, sees it.
+	file, err := bounded.ParseYAML(path, data, bounded.TaskFile)
 	if err != nil {
 		return nil, []error{syntaxProblem(path, err)}
 	}

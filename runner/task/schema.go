@@ -5,6 +5,18 @@ import _ "embed" // for the schema
 //go:embed task.schema.json
 var schema []byte
 
+//go:embed suite.schema.json
+var suiteSchema []byte
+
+// SuiteSchemaURL is where the suite file's published schema lives.
+const SuiteSchemaURL = "https://raw.githubusercontent.com/agentrunner/runner/main/runner/task/suite.schema.json"
+
+// SuiteSchema returns the JSON Schema of the suite file (runner.yaml): the task file keys
+// a suite may set. Generated, as Schema is, by runner/schemas.
+func SuiteSchema() []byte {
+	return append([]byte(nil), suiteSchema...)
+}
+
 // SchemaURL is where the published schema lives, for editors:
 // put "# yaml-language-server: $schema=<SchemaURL>" at the top of a task file.
 const SchemaURL = "https://raw.githubusercontent.com/agentrunner/runner/main/runner/task/task.schema.json"

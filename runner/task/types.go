@@ -86,6 +86,11 @@ type Task struct {
 	// and values this scenario is a case of. Name is then "task[label]".
 	Case *Case `json:"case,omitempty" jsonschema:"-"`
 
+	// Suite is the suite file (runner.yaml) whose defaults the task inherited, "" for none;
+	// Inherited are the keys it took from there.
+	Suite     string   `json:"-"`
+	Inherited []string `json:"-"`
+
 	// Warnings are problems that do not stop the task (an expired or disabled rule), each
 	// formatted as "file:line:column: field: message".
 	Warnings []string `json:"warnings,omitempty" jsonschema:"-"`

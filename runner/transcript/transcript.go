@@ -97,8 +97,10 @@ func (w *Writer) Write(step int, data Payload) error {
 	if err != nil {
 		return fmt.Errorf("transcript %s event: %w", typ, err)
 	}
-	// Secrets go before the cap: a cut must not leave the first half of one.
-	raw, err := capStrings(scrub.Bytes(b))
+	// Secrets go before the cap: a cut must not leave the first half of one. Every string
+	// is scrubbed as a reader decodes it (scrub.JSON): a Go-quoted secret in a message
+	// is escaped once more by JSON, a form the byte scrub alone does not know.
+	raw, err := capStrings(scrub.JSON(b))
 	if err != nil {
 		return fmt.Errorf("transcript %s event: %w", typ, err)
 	}

@@ -56,6 +56,7 @@ var funcs = template.FuncMap{
 	"bytes":  Bytes,
 	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
 	"usd":    result.FormatUSD,
+	"add":    func(a, b int) int { return a + b },
 	"pct":    func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
 	"score":  func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
 	"css":    func() template.CSS { return template.CSS(styleCSS) },
@@ -106,11 +107,11 @@ func Link(dir string) string {
 var filterValue = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n", "%0A", "\r", "%0D")
 
 // FilterLink is the link, relative to a directory's index, that opens it filtered to
-// one model's runs of one scenario, both matched exactly (see filter.js): bench.html's
-// grid cells link so.
-func FilterLink(model, scenario string) string {
-	// Cleaned as the index's data-model and data-scenario are (see Clean).
-	q := "model=" + filterValue.Replace(Clean(model)) + " name=" + filterValue.Replace(Clean(scenario))
+// one model's (and agent's: "" for runner's own loop) runs of one scenario, each matched
+// exactly (see filter.js): bench.html's grid cells link so.
+func FilterLink(model, agent, scenario string) string {
+	// Cleaned as the index's data-model, data-agent and data-scenario are (see Clean).
+	q := "model=" + filterValue.Replace(Clean(model)) + " agent=" + filterValue.Replace(Clean(agent)) + " name=" + filterValue.Replace(Clean(scenario))
 	// ':' escaped too: before any '/', html/template would read it as a scheme.
 	return Page + "#q=" + strings.ReplaceAll(url.PathEscape(q), ":", "%3A")
 }

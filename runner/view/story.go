@@ -11,16 +11,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // Page is the file name of the pages: OUT/Page and OUT/<scenario dir>/Page.
@@ -39,7 +38,8 @@ type Entry struct {
 // (failed, then errored, then passed), each group in run order. Where one result file is
 // listed twice (--rerun-failed into the same directory) the last one counts.
 func Load(out string) ([]Entry, error) {
-	listed, err := merge.ListDir(out)
+	// Notes (a manifest not read, and why) are merge's and runner merge's to print.
+	listed, err := merge.ListDir(out, merge.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
 	}
@@ -116,8 +116,7 @@ type Call struct {
 // transcript still gives a story (from the result alone) with Problem set.
 func ReadStory(out string, e Entry) *Story {
 	st := &Story{Entry: e}
-	path := filepath.Join(out, filepath.FromSlash(e.Dir), "transcript.jsonl")
-	events, err := transcript.ReadFile(path)
+	events, err := readTranscript(out, e.Dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			st.Problem = "no transcript.jsonl in " + e.Dir
@@ -184,7 +183,7 @@ func ReadStory(out string, e Entry) *Story {
 	if st.Files == nil {
 		st.Files = e.FilesChanged
 	}
-	st.Diffs = readDiffs(filepath.Join(out, filepath.FromSlash(e.Dir), result.DiffsFile))
+	st.Diffs = readDiffs(out, e.Dir)
 	return st
 }
 
@@ -192,22 +191,42 @@ func ReadStory(out string, e Entry) *Story {
 // 1 MiB of diffs; a bigger file was not written by it and is not shown.
 const maxDiffsFile = 4 << 20
 
-// readDiffs reads a scenario's changes.json; nil when there is none or it is not one.
-func readDiffs(path string) *result.Diffs {
-	f, err := os.Open(path)
+// readTranscript reads the transcript in out/dir through the door: however large,
+// streamed, a regular file only.
+func readTranscript(out, dir string) ([]transcript.Event, error) {
+	d, err := door.Open(out)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	f, err := d.Open(path.Join(dir, transcriptFile))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read only: Close loses no data
+	return transcript.Read(f)
+}
+
+// transcriptFile is a scenario's transcript in its directory.
+const transcriptFile = "transcript.jsonl"
+
+// readDiffs reads a scenario's changes.json in out/dir; nil when there is none or it is
+// not one.
+func readDiffs(out, dir string) *result.Diffs {
+	d, err := door.Open(out)
 	if err != nil {
 		return nil
 	}
-	defer func() { _ = f.Close() }() // read only: Close loses no data
-	b, err := io.ReadAll(io.LimitReader(f, maxDiffsFile+1))
-	if err != nil || len(b) > maxDiffsFile {
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	b, err := d.ReadFile(path.Join(dir, result.DiffsFile), maxDiffsFile)
+	if err != nil {
 		return nil
 	}
-	var d result.Diffs
-	if json.Unmarshal(b, &d) != nil || len(d.Files) == 0 && d.Note == "" {
+	var diffs result.Diffs
+	if json.Unmarshal(b, &diffs) != nil || len(diffs.Files) == 0 && diffs.Note == "" {
 		return nil
 	}
-	return &d
+	return &diffs
 }
 
 // Arg is one argument of a tool call, for reading: strings as they are (a file's

@@ -530,16 +530,23 @@ func TestFilterLinkMatchesExactly(t *testing.T) {
 			}
 		}
 	}
+	// The same model and scenario run by an external agent: a row of its own.
+	for rep := 1; rep <= 2; rep++ {
+		s := result.Scenario{Name: "greet", File: "t.yaml", Model: "oracle", Agent: "codex", Repeat: rep, Repeats: 2, Index: i, Status: result.Passed}
+		writeScenario(t, out, fmt.Sprintf("%02d", i), s, nil)
+		i++
+	}
 	_, err := Write(out)
 	assert.NilError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	profile := t.TempDir()
-	for _, tc := range []struct{ model, scenario string }{
-		{"oracle", "greet"},
-		{"oracle:fail=0.3,seed=1", "greet-matrix[lang=sh,word=hello world]"},
+	for _, tc := range []struct{ model, agent, scenario string }{
+		{"oracle", "", "greet"},
+		{"oracle", "codex", "greet"},
+		{"oracle:fail=0.3,seed=1", "", "greet-matrix[lang=sh,word=hello world]"},
 	} {
-		link := FilterLink(tc.model, tc.scenario)
+		link := FilterLink(tc.model, tc.agent, tc.scenario)
 		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 			"--no-first-run", "--user-data-dir="+profile, "--dump-dom", "file://"+filepath.ToSlash(out)+"/"+link)
 		var stdout, stderr bytes.Buffer
@@ -547,12 +554,13 @@ func TestFilterLinkMatchesExactly(t *testing.T) {
 		assert.NilError(t, cmd.Run(), "chromium: %s", stderr.String())
 		dom := stdout.String()
 		assert.Assert(t, is.Contains(dom, `data-ready="1"`), "the filter script did not run:\n%.2000s", dom)
-		assert.Check(t, strings.Contains(dom, "2 of 8 shown"), "%s: %s", link, dom[strings.Index(dom, `id="shown"`):][:80])
+		assert.Check(t, strings.Contains(dom, "2 of 10 shown"), "%s: %s", link, dom[strings.Index(dom, `id="shown"`):][:80])
 		for _, row := range regexp.MustCompile(`<tr [^>]*>`).FindAllString(dom, -1) {
 			if strings.Contains(row, "hidden") {
 				continue
 			}
 			assert.Check(t, is.Contains(row, `data-model="`+html.EscapeString(tc.model)+`"`), row)
+			assert.Check(t, is.Contains(row, `data-agent="`+html.EscapeString(tc.agent)+`"`), row)
 			assert.Check(t, is.Contains(row, `data-scenario="`+html.EscapeString(tc.scenario)+`"`), row)
 		}
 	}

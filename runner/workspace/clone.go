@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // Clone copies an agent's final workspace src into the empty directory dst, for
@@ -17,38 +19,34 @@ import (
 // sockets, devices) left out, modes and modification times kept (a make-based check then
 // sees what the agent left). ctx ends the copy between files.
 func Clone(ctx context.Context, src, dst string) error {
+	from, err := door.Open(src)
+	if err != nil {
+		return fmt.Errorf("clone %s: %w", src, err)
+	}
+	defer func() { _ = from.Close() }() // a directory handle: nothing to flush
 	root, err := os.OpenRoot(dst)
 	if err != nil {
 		return fmt.Errorf("clone %s: %w", src, err)
 	}
 	defer func() { _ = root.Close() }() // a directory handle: nothing to flush
 	linked := map[fileID]string{}       // the first path of each file linked more than once
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err == nil {
-			err = ctx.Err()
+	// The source is walked by handles (its paths may be longer than any system call
+	// takes); the copy is written through an os.Root, which takes them a name at a time.
+	return from.Walk(ctx, WalkLimits, func(e door.Entry) error {
+		if e.Err != nil {
+			return fmt.Errorf("clone: %w", e.Err)
 		}
-		if err != nil {
-			return fmt.Errorf("clone %s: %w", src, err)
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return fmt.Errorf("clone %s: %w", path, err)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("clone %s: %w", path, err)
-		}
+		rel, info := filepath.FromSlash(e.Path), e.Info
+		var err error
 		switch {
-		case d.IsDir():
-			if rel != "." {
-				err = makeDir(root, rel, info.Mode().Perm()|0o700)
-			}
-		case d.Type()&fs.ModeSymlink != 0:
+		case info.IsDir():
+			err = root.Mkdir(rel, info.Mode().Perm()|0o700)
+		case info.Mode()&fs.ModeSymlink != 0:
 			var link string
-			if link, err = os.Readlink(path); err == nil {
+			if link, err = e.Readlink(); err == nil {
 				err = root.Symlink(link, rel)
 			}
-		case d.Type().IsRegular():
+		case info.Mode().IsRegular():
 			if id, ok := idOf(info); ok {
 				if first, seen := linked[id]; seen {
 					err = root.Link(first, rel)
@@ -56,27 +54,28 @@ func Clone(ctx context.Context, src, dst string) error {
 				}
 				linked[id] = rel
 			}
-			err = cloneFile(root, rel, path, info)
+			err = cloneFile(root, rel, e)
 		}
 		if err != nil {
-			return fmt.Errorf("clone %s: %w", path, err)
+			return fmt.Errorf("clone: %w", err)
 		}
 		return nil
 	})
 }
 
-// cloneFile copies the regular file path to rel inside root, holes as holes.
-func cloneFile(root *os.Root, rel, path string, info fs.FileInfo) error {
-	in, err := os.Open(path)
+// cloneFile copies the regular file e to rel inside root, holes as holes.
+func cloneFile(root *os.Root, rel string, e door.Entry) error {
+	in, err := e.Open()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = in.Close() }() // read only
-	out, err := root.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm())
+	info := in.Info()
+	out, err := door.Create(root, rel, info.Mode().Perm())
 	if err != nil {
 		return err
 	}
-	if err := copySparse(out, in, info.Size()); err != nil {
+	if err := copySparse(out, in.File, info.Size()); err != nil {
 		_ = out.Close() // the copy already failed; that error is the one to report
 		return err
 	}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path"
 	"sort"
 	"strings"
+
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // maxEntries bounds how many unprotected entries a Manifest records, so a workspace the
@@ -155,56 +155,54 @@ func differs(b, a entry) bool {
 	return b.size != a.size || b.mtime != a.mtime || b.ctime != a.ctime || b.ino != a.ino || b.link != a.link
 }
 
-// scan walks the workspace through an os.Root without following links or opening
-// anything but directories and protected regular files (non-blocking, so a FIFO cannot
-// hold it up). It checks ctx as it goes.
+// WalkLimits bound every walk of a workspace (the snapshot, the comparison, the copy
+// for fresh_container): past them the walk stops with a *door.Error, the agent's doing
+// after it ran. A variable for tests.
+var WalkLimits = door.DefaultLimits
+
+// scan walks the workspace through the door (a handle per directory, no link followed)
+// without opening anything but directories and protected regular files (non-blocking,
+// so a FIFO cannot hold it up). It checks ctx as it goes.
 func scan(ctx context.Context, dir string, protect *Protect) (map[string]entry, bool, error) {
-	root, err := os.OpenRoot(dir)
+	d, err := door.Open(dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("scan workspace: %w", err)
 	}
-	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
 	entries := map[string]entry{}
 	truncated := false
-	n := 0
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, walkErr error) error {
-		if p == "." {
-			return walkErr
-		}
-		if n++; n%256 == 1 { // the first entry too: a cancelled scan does no work
-			if err := ctx.Err(); err != nil {
-				return err
+	err = d.Walk(ctx, WalkLimits, func(e door.Entry) error {
+		if e.Err != nil {
+			var de *door.Error
+			if errors.As(e.Err, &de) && de.Kind == door.TooDeep {
+				return e.Err
 			}
-		}
-		if walkErr != nil {
-			// A directory whose listing failed (fs.WalkDir reported the directory itself
-			// before): remember it, so that an agent cannot hide a change behind chmod 000.
-			if e, ok := entries[p]; ok {
-				e.unreadable = true
-				entries[p] = e
+			// A directory whose listing failed: remember it, so that an agent cannot hide
+			// a change behind chmod 000.
+			if en, ok := entries[e.Path]; ok {
+				en.unreadable = true
+				entries[e.Path] = en
 			}
 			return nil
 		}
-		_, prot := protect.Match(p)
+		_, prot := protect.Match(e.Path)
 		if !prot && len(entries) >= maxEntries {
 			truncated = true
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // gone since the listing
-		}
-		e := entry{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
-		e.ino, e.ctime = statIDs(info)
+		info := e.Info
+		en := entry{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
+		en.ino, en.ctime = statIDs(info)
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
-			e.link, _ = root.Readlink(p)
+			en.link, _ = e.Readlink()
 		case info.Mode().IsRegular() && prot:
-			if e.sum, err = hashFile(root, p); err != nil {
-				e.sum = []byte("unreadable: " + err.Error()) // differs from any hash
+			var err error
+			if en.sum, err = hashFile(e); err != nil {
+				en.sum = []byte("unreadable: " + err.Error()) // differs from any hash
 			}
 		}
-		entries[p] = e
+		entries[e.Path] = en
 		return nil
 	})
 	if err != nil {
@@ -213,16 +211,13 @@ func scan(ctx context.Context, dir string, protect *Protect) (map[string]entry, 
 	return entries, truncated, nil
 }
 
-// hashFile hashes a regular file opened non-blocking; anything else is an error.
-func hashFile(root *os.Root, p string) ([]byte, error) {
-	f, err := root.OpenFile(p, os.O_RDONLY|specialSafe, 0)
+// hashFile hashes a regular file opened through the door; anything else is an error.
+func hashFile(e door.Entry) ([]byte, error) {
+	f, err := e.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read only: Close loses no data
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil, errors.Join(err, fmt.Errorf("%s is not a regular file", path.Clean(p)))
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return nil, err

@@ -3,9 +3,8 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -13,6 +12,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // TextLimits bound the text snapshot taken before the agent acts and the diffs made from
@@ -47,14 +47,16 @@ type Texts struct {
 }
 
 // Texts reads the text files of the snapshot's regular files (in path order, until the
-// total is used), through an os.Root, without following links or blocking on a FIFO.
+// total is used), through the door: no link followed, no FIFO waited on.
 func (m *Manifest) Texts(ctx context.Context, dir string, lim TextLimits) (*Texts, error) {
 	t := &Texts{lim: lim, content: map[string]string{}, skipped: map[string]string{}}
-	root, err := os.OpenRoot(dir)
+	d, err := door.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("text snapshot: %w", err)
 	}
-	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	root := d.Opener()
+	defer root.Close()
 	paths := make([]string, 0, len(m.entries))
 	for p, e := range m.entries {
 		if e.mode.IsRegular() {
@@ -86,38 +88,29 @@ func (m *Manifest) Texts(ctx context.Context, dir string, lim TextLimits) (*Text
 }
 
 // read reads a regular file's text within the limits; why says why not.
-func (t *Texts) read(root *os.Root, p string) (text, why string) {
-	f, err := root.OpenFile(p, os.O_RDONLY|specialSafe, 0)
-	if err != nil {
+func (t *Texts) read(root *door.Opener, p string) (text, why string) {
+	f, err := root.Open(p)
+	var de *door.Error
+	switch {
+	case errors.As(err, &de) && de.Kind != door.Permission:
+		return "", "not a regular file"
+	case err != nil:
 		return "", "not readable"
 	}
 	defer func() { _ = f.Close() }() // read only: Close loses no data
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return "", "not a regular file"
-	}
-	if info.Size() > t.lim.PerFile {
+	if f.Info().Size() > t.lim.PerFile {
 		return "", fmt.Sprintf("larger than %s", sizeText(t.lim.PerFile))
 	}
 	left := min(t.lim.PerFile, t.lim.Total-t.used)
-	// Sized by the file (one read, one allocation), one byte more to see it grew.
-	want := min(info.Size(), left) + 1
-	b := make([]byte, want)
-	n, err := io.ReadFull(f, b)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	b = b[:n]
-	if int64(n) == want && int64(n) <= left { // it grew since: the rest, up to the limit
-		rest, rerr := io.ReadAll(io.LimitReader(f, left+1-int64(n)))
-		b, err = append(b, rest...), rerr
-	}
+	b, more, err := f.ReadPrefix(left)
 	switch {
 	case err != nil:
 		return "", "not readable"
-	case int64(len(b)) > t.lim.PerFile:
+	case more && int64(len(b)) < left:
+		return "", "changed while runner read it"
+	case more && left == t.lim.PerFile:
 		return "", fmt.Sprintf("larger than %s", sizeText(t.lim.PerFile))
-	case int64(len(b)) > left:
+	case more:
 		return "", fmt.Sprintf("not in the snapshot: its %s total was used up", sizeText(t.lim.Total))
 	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b):
 		return "", "binary"
@@ -128,18 +121,20 @@ func (t *Texts) read(root *os.Root, p string) (text, why string) {
 
 // Diffs are the unified diffs of the text files Changes lists, the snapshot's content
 // against dir's now. Files that are not text, too large or unreadable are listed with
-// the reason. It reads dir as the snapshot did (os.Root, no links followed, non-blocking)
+// the reason. It reads dir as the snapshot did (the door: no link followed, non-blocking)
 // and checks ctx between files: once ctx is done, or the diffs reach AllDiffs or
 // MaxFiles, the other files are only counted (Omitted).
 func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 	var out result.Diffs
-	root, err := os.OpenRoot(dir)
+	d, err := door.Open(dir)
 	if err != nil {
 		out.Note = "workspace not readable: " + err.Error()
 		return out
 	}
 	// A directory handle: Close loses no data.
-	defer func() { _ = root.Close() }()
+	defer func() { _ = d.Close() }()
+	root := d.Opener()
+	defer root.Close()
 	t.used = 0 // the after side gets a total of its own
 	written := 0
 	add := func(status string, paths []string) {
@@ -170,7 +165,7 @@ func (t *Texts) Diffs(ctx context.Context, dir string, c Changes) result.Diffs {
 }
 
 // diff is one file's diff.
-func (t *Texts) diff(root *os.Root, status, p string) result.FileDiff {
+func (t *Texts) diff(root *door.Opener, status, p string) result.FileDiff {
 	d := result.FileDiff{Path: p, Status: status}
 	var before, after string
 	from, to := "a/"+p, "b/"+p

@@ -100,7 +100,7 @@ func TestDiffDoesNotFollowASymlinkOutOfTheWorkspace(t *testing.T) {
 	for _, f := range d.Files {
 		assert.Check(t, !strings.Contains(f.Diff, "HOST-SECRET"), "%+v", f)
 	}
-	assert.Equal(t, byPath(d)["link.txt"].Skipped, "not readable")
+	assert.Equal(t, byPath(d)["link.txt"].Skipped, "not a regular file")
 }
 
 // TestDiffOfAFIFODoesNotBlock: a named pipe the agent leaves behind is listed, not read.

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // CommandFunc runs one shell command in dir with the task's extra environment and returns
@@ -56,21 +57,22 @@ func Create(parent, name string) (string, error) {
 }
 
 // Remove deletes a workspace. Directories the agent made unwritable or unreadable
-// (chmod 000) are given their permissions back first, through an os.Root, so that a run
+// (chmod 000) are given their permissions back first, through the door, so that a run
 // as an ordinary user leaves nothing behind in the temp directory.
 func Remove(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
-	if root, err := os.OpenRoot(dir); err == nil {
-		_ = root.Chmod(".", 0o700)
-		_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-			if d != nil && d.IsDir() {
-				_ = root.Chmod(p, 0o700)
+	_ = os.Chmod(dir, 0o700)
+	if d, err := door.Open(dir); err == nil {
+		// Each directory before it is entered: the walk then lists it.
+		_ = d.Walk(context.Background(), door.Limits{MaxEntries: -1}, func(e door.Entry) error {
+			if e.Info.IsDir() && e.Err == nil {
+				_ = e.Chmod(0o700)
 			}
 			return nil
 		})
-		_ = root.Close() // a directory handle: Close loses no data
+		_ = d.Close() // a directory handle: Close loses no data
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove workspace: %w", err)
@@ -213,43 +215,67 @@ func CopyDir(src, dst string) error {
 	return copyTree(src, root)
 }
 
+// copyTree copies the task's tree src (the task author's, read through the door like
+// everything else) into root. An error reading src is runner's or the task's, never the
+// agent's (see notTheAgents); an error writing into root is kept (a *BrokenError there is
+// the agent's doing).
 func copyTree(src string, root *os.Root) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", src, err)
+	from, err := door.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, notTheAgents(err))
+	}
+	defer func() { _ = from.Close() }() // a directory handle: Close loses no data
+	var werr error
+	err = from.Walk(context.Background(), door.Limits{MaxEntries: -1}, func(e door.Entry) error {
+		if e.Err != nil {
+			return e.Err
 		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", path, err)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", path, err)
-		}
+		rel, info := filepath.FromSlash(e.Path), e.Info
+		var err error
 		switch {
-		case d.IsDir():
-			if rel != "." {
-				err = noPermission(rel, makeDir(root, rel, info.Mode().Perm()|0o700))
-			}
-		case d.Type()&fs.ModeSymlink != 0:
+		case info.IsDir():
+			err = noPermission(rel, makeDir(root, rel, info.Mode().Perm()|0o700))
+		case info.Mode()&fs.ModeSymlink != 0:
 			var link string
-			if link, err = os.Readlink(path); err == nil {
-				if err = prepare(root, rel); err == nil {
-					err = root.Symlink(link, rel)
-				}
+			if link, err = e.Readlink(); err != nil {
+				return err
 			}
-		case d.Type().IsRegular():
-			var in *os.File
-			if in, err = os.Open(path); err == nil {
-				err = writeFile(root, rel, in, info.Mode().Perm())
-				_ = in.Close() // read only: Close loses no data
+			if err = prepare(root, rel); err == nil {
+				err = root.Symlink(link, rel)
 			}
+		case info.Mode().IsRegular():
+			in, err := e.Open()
+			if err != nil {
+				return err
+			}
+			werr = writeFile(root, rel, in, info.Mode().Perm())
+			_ = in.Close() // read only: Close loses no data
 		}
 		if err != nil {
-			return fmt.Errorf("copy %s: %w", path, err)
+			werr = err
+		}
+		if werr != nil {
+			return fs.SkipAll
 		}
 		return nil
 	})
+	switch {
+	case werr != nil:
+		return fmt.Errorf("copy %s: %w", src, werr)
+	case err != nil:
+		return fmt.Errorf("copy %s: %w", src, notTheAgents(err))
+	}
+	return nil
+}
+
+// notTheAgents is err with any *door.Error in it flattened to its message: what the
+// task's own files hold is not the agent's doing.
+func notTheAgents(err error) error {
+	var de *door.Error
+	if errors.As(err, &de) {
+		return errors.New(err.Error())
+	}
+	return err
 }
 
 // writeFile writes r to a new file at rel inside root, replacing a file or link that is
@@ -259,7 +285,7 @@ func writeFile(root *os.Root, rel string, r io.Reader, mode os.FileMode) error {
 	if err := prepare(root, rel); err != nil {
 		return noPermission(rel, err)
 	}
-	f, err := root.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	f, err := door.Create(root, rel, mode)
 	if err != nil {
 		return noPermission(rel, err)
 	}

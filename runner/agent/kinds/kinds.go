@@ -42,6 +42,10 @@ type Invocation struct {
 	Workdir string
 	// MaxSteps is the most model requests the endpoint answers.
 	MaxSteps int
+	// BaseURL is runner's endpoint as the program reaches it (http://127.0.0.1:PORT, no
+	// /v1), known once the endpoint listens. Most programs read it from the environment
+	// (OPENAI_BASE_URL, ANTHROPIC_BASE_URL); Codex only takes it in its arguments.
+	BaseURL string
 }
 
 // Verdict is how a program ended, as its row reads it.
@@ -86,6 +90,9 @@ type Kind struct {
 	// VersionArgs are the arguments that make the program print its version (runner agents
 	// --check); nil when it has none.
 	VersionArgs []string
+	// Tested is the program's version runner's end-to-end tests drive (the pin in
+	// tests/agents/package.json), for `runner agents --check` and the docs; "" for none.
+	Tested string
 	// ToolsVisible says the program's tool use shows in the protocol as tool calls the
 	// model makes (and results it sends back), so tool_called assertions can read them.
 	ToolsVisible bool
@@ -103,7 +110,7 @@ const Default = NameRunner
 var Kinds = []Kind{runnerKind, commandKind}
 
 // register adds a row (from a kind's own file).
-func register(k Kind) { Kinds = append(Kinds, k) } //nolint:unused // the installed agents' files call it (branch agents: claude-code, codex)
+func register(k Kind) { Kinds = append(Kinds, k) }
 
 // Names lists the kinds' names, in order.
 func Names() []string {

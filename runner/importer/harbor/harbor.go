@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/importer"
 )
 
@@ -93,6 +94,9 @@ func Convert(dir string) (importer.Spec, error) {
 	var tt taskTOML
 	data, err := importer.ReadFile(dir, "task.toml")
 	if err != nil {
+		return importer.Spec{}, err
+	}
+	if err := bounded.TOML("task.toml", data, bounded.Imported); err != nil {
 		return importer.Spec{}, err
 	}
 	md, err := toml.Decode(string(data), &tt)

@@ -137,6 +137,9 @@ func TestConvertErrors(t *testing.T) {
 		"no environment/Dockerfile and": with(base(), "environment/Dockerfile", ""),
 		"tests/test.sh: ":               with(base(), "tests/test.sh", ""),
 		"compose services a, b":         with(base(), "environment/docker-compose.yml", "services:\n  a: {}\n  b: {}\n"),
+		// 60 KB that took BurntSushi/toml 56 s and 18 GB; refused before it parses.
+		"task.toml:2:197: nested more than 64 levels deep":                              with(base(), "task.toml", "[metadata]\na = "+strings.Repeat("{a=", 20000)),
+		"compose: environment/docker-compose.yml:1:65: nested more than 64 levels deep": with(base(), "environment/docker-compose.yml", strings.Repeat("[", 60000)),
 	} {
 		_, err := Convert(task(t, files))
 		assert.ErrorContains(t, err, want)

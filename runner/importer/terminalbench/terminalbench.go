@@ -10,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/importer"
 )
 
@@ -51,6 +52,9 @@ func IsTask(dir string) bool { return importer.Exists(filepath.Join(dir, "task.y
 func Convert(dir string) (importer.Spec, error) {
 	data, err := importer.ReadFile(dir, "task.yaml")
 	if err != nil {
+		return importer.Spec{}, err
+	}
+	if err := bounded.YAML("task.yaml", data, bounded.Imported); err != nil {
 		return importer.Spec{}, err
 	}
 	var tf taskFile

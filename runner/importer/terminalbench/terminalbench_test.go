@@ -82,12 +82,13 @@ func TestConvertOlderAndOtherForms(t *testing.T) {
 // A task that cannot run says which file is wrong.
 func TestConvertErrors(t *testing.T) {
 	for want, files := range map[string]map[string]string{
-		"task.yaml: ":                  with(base(), "task.yaml", "instruction: [\n"),
-		"task.yaml has no instruction": with(base(), "task.yaml", "difficulty: easy\n"),
-		"no Dockerfile and no image":   with(base(), "Dockerfile", ""),
-		"run-tests.sh: ":               with(base(), "run-tests.sh", ""),
-		"compose services a, b":        with(base(), "compose.yaml", "services:\n  a: {}\n  b: {}\n"),
-		"no such file or directory":    with(base(), "task.yaml", ""),
+		"task.yaml: ":                                     with(base(), "task.yaml", "instruction: [\n"),
+		"task.yaml has no instruction":                    with(base(), "task.yaml", "difficulty: easy\n"),
+		"no Dockerfile and no image":                      with(base(), "Dockerfile", ""),
+		"run-tests.sh: ":                                  with(base(), "run-tests.sh", ""),
+		"compose services a, b":                           with(base(), "compose.yaml", "services:\n  a: {}\n  b: {}\n"),
+		"no such file or directory":                       with(base(), "task.yaml", ""),
+		"task.yaml:1:65: nested more than 64 levels deep": with(base(), "task.yaml", strings.Repeat("[", 60000)),
 	} {
 		_, err := Convert(task(t, files))
 		assert.ErrorContains(t, err, want)

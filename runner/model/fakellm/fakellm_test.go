@@ -127,3 +127,45 @@ func TestRoutesMatchAConversationExactly(t *testing.T) {
 		func(api.ChatResponse) error { return nil })
 	assert.ErrorContains(t, err, `matches routes "greet", "world"`)
 }
+
+// An agent that opens with a message of its own (Codex sends its environment, then the
+// task) is routed by the task it sends after it, but never by what follows an answer.
+func TestRoutesMatchAnyOpeningUserMessage(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "RIGHT-TASK", Replies: []fakellm.Reply{fakellm.ToolCall("right", nil)}, Repeat: true},
+		{Match: "", Replies: []fakellm.Reply{fakellm.Text("fallback")}, Repeat: true},
+	}})
+	defer srv.Close()
+	assert.Equal(t, chat(t, srv, user("<environment_context>cwd</environment_context>"), user("RIGHT-TASK do it")), "call:right")
+	later := []api.Message{user("<environment_context>other</environment_context>"), {Role: "assistant", Content: "hi"}, user("RIGHT-TASK")}
+	assert.Equal(t, chat(t, srv, later...), "fallback")
+}
+
+// Agents on one model and task are told apart by the tools they offer.
+func TestRoutesByOfferedTool(t *testing.T) {
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "the task", Offers: "Write", Replies: []fakellm.Reply{fakellm.ToolCall("Write", nil)}, Repeat: true},
+		{Match: "the task", Offers: "exec_command", Replies: []fakellm.Reply{fakellm.ToolCall("exec_command", nil)}, Repeat: true},
+	}})
+	defer srv.Close()
+	offer := func(tools ...string) string {
+		u, _ := url.Parse(srv.URL())
+		stream := false
+		req := &api.ChatRequest{Model: "m", Messages: []api.Message{user("the task")}, Stream: &stream}
+		for _, name := range tools {
+			var tool api.Tool
+			tool.Type, tool.Function.Name = "function", name
+			req.Tools = append(req.Tools, tool)
+		}
+		var got string
+		assert.NilError(t, api.NewClient(u, http.DefaultClient).Chat(context.Background(), req, func(r api.ChatResponse) error {
+			for _, c := range r.Message.ToolCalls {
+				got += c.Function.Name
+			}
+			return nil
+		}))
+		return got
+	}
+	assert.Equal(t, offer("Read", "Write"), "Write")
+	assert.Equal(t, offer("exec_command"), "exec_command")
+}

@@ -80,6 +80,10 @@ type Route struct {
 	// Model, when set, limits the route to chat requests for that model, so one server
 	// can script several models that behave differently (a benchmark's fake).
 	Model string `json:"model,omitempty"`
+	// Offers, when set, limits the route to requests offering a tool of that name, so one
+	// server can script agents that each call their own tools on the same model and task
+	// (runner's write_file, Claude Code's Write, Codex's exec_command).
+	Offers string `json:"offers,omitempty"`
 	// Cycle, when set, replaces Replies: the route's n-th conversation plays
 	// Cycle[n % len(Cycle)], e.g. a model that solves a task only some of the time. A
 	// conversation is known to be new when its assistant turns go down, so give every

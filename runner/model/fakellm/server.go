@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +138,7 @@ func (s *Server) next(req *Request) (Reply, int) {
 	key, assistants := "default", 0
 	first := ""
 	var opening strings.Builder
+	var users []string // the user messages before the first answer: what routes match
 	for _, m := range req.Messages {
 		switch {
 		case m.Role == model.RoleAssistant:
@@ -144,11 +146,14 @@ func (s *Server) next(req *Request) (Reply, int) {
 		case m.Role == model.RoleUser && first == "":
 			first = m.Content
 			opening.WriteString(m.Content)
+			users = append(users, m.Content)
+		case m.Role == model.RoleUser && assistants == 0:
+			users = append(users, m.Content)
 		case m.Role == model.RoleSystem && first == "":
 			opening.WriteString(m.Content)
 		}
 	}
-	route, ambiguous := s.route(req.Model, first)
+	route, ambiguous := s.route(req.Model, req.Tools, users)
 	if ambiguous != "" {
 		req.Reply = -1
 		s.requests = append(s.requests, *req)
@@ -186,24 +191,27 @@ func (s *Server) next(req *Request) (Reply, int) {
 	return reply, idx
 }
 
-// route finds the route of a conversation by its first user message: a route whose Match
-// is that whole message (spaces trimmed) wins; otherwise the one route whose Match occurs in
-// it. Two tasks run in parallel whose prompts share a word must never get each other's
-// replies, so a message that several routes match, none exactly, is an error naming them
-// rather than a guess. A route with an empty Match catches what no other route takes.
-func (s *Server) route(modelName, first string) (int, string) {
+// route finds the route of a conversation by its opening user messages (those before the
+// first answer: one for runner's loop; Codex sends its environment first and the task
+// after): a route whose Match is one of them (spaces trimmed) wins; otherwise the one
+// route whose Match occurs in one. Two tasks run in parallel whose prompts share a word
+// must never get each other's replies, so a conversation that several routes match, none
+// exactly, is an error naming them rather than a guess. A route with an empty Match
+// catches what no other route takes.
+func (s *Server) route(modelName string, offered, users []string) (int, string) {
 	var exact, contained []int
 	catchAll := -1
 	for i, r := range s.script.Routes {
 		switch {
 		case r.Model != "" && r.Model != modelName:
+		case r.Offers != "" && !slices.Contains(offered, r.Offers):
 		case r.Match == "":
 			if catchAll < 0 {
 				catchAll = i
 			}
-		case r.Match == strings.TrimSpace(first):
+		case slices.ContainsFunc(users, func(u string) bool { return r.Match == strings.TrimSpace(u) }):
 			exact = append(exact, i)
-		case strings.Contains(first, r.Match):
+		case slices.ContainsFunc(users, func(u string) bool { return strings.Contains(u, r.Match) }):
 			contained = append(contained, i)
 		}
 	}

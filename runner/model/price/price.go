@@ -10,13 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 //go:embed prices.yaml
@@ -93,7 +94,10 @@ var ErrBadFile = errors.New("bad prices file")
 // Load returns the shipped table with the prices of a file (YAML or JSON, the shipped
 // format) over it. Its date, when given, is the table's date.
 func Load(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Settings)
+	if err == nil {
+		err = bounded.YAML(path, data, bounded.Settings)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadFile, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,7 @@ func TestLoadProblemsNameTheFile(t *testing.T) {
 		"typo.yaml":     {"models:\n  openai:gpt-4o: {inptu: 1}\n", `typo.yaml:[2:19] unknown field "inptu"`},
 		"noprov.yaml":   {"models:\n  gpt-4o: {input: 1}\n", "models.gpt-4o: name the model as PROVIDER:MODEL"},
 		"negative.yaml": {"models:\n  openai:x: {input: -1}\n", "models.openai:x: prices must not be negative"},
+		"deep.yaml":     {"models: " + strings.Repeat("[", 60000), "deep.yaml:1:72: models: nested more than 64 levels deep"},
 	} {
 		path := filepath.Join(dir, name)
 		assert.NilError(t, os.WriteFile(path, []byte(c[0]), 0o644))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/scrub"
 )
@@ -91,7 +92,7 @@ func Open(dir string, getenv func(string) string) (*Cassette, error) {
 	}
 	c := &Cassette{dir: abs, getenv: getenv, entries: map[string][]Entry{}, byHash: map[string][]Entry{},
 		models: map[string]bool{}, recorded: map[string]int{}, played: map[string]int{}, toolsWritten: map[string]bool{}}
-	b, err := os.ReadFile(filepath.Join(abs, IndexFile))
+	b, err := readRecord(filepath.Join(abs, IndexFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -232,9 +233,19 @@ func (c *Cassette) write(name string, b []byte) error {
 	return nil
 }
 
+// readRecord reads a cassette file: a cassette is committed, so a pull request may bring
+// one; it is capped and its nesting checked before it is decoded.
+func readRecord(path string) ([]byte, error) {
+	b, err := bounded.ReadFile(path, bounded.Record)
+	if err == nil {
+		err = bounded.JSON(path, b, bounded.Record)
+	}
+	return b, err
+}
+
 // load reads one response file.
 func (c *Cassette) load(e Entry) (*Recording, error) {
-	b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(e.File)))
+	b, err := readRecord(filepath.Join(c.dir, filepath.FromSlash(e.File)))
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
@@ -266,7 +277,7 @@ func (c *Cassette) secrets() func([]byte) []byte {
 		scrub.AddEnviron(os.Environ())
 		scrub.AddProviderEnv(c.getenv)
 	})
-	return scrub.Bytes
+	return scrub.JSON // every cassette file is a JSON document
 }
 
 // slug makes a scenario name a safe directory name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -229,11 +230,63 @@ func (c *Container) CopyIn(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// ReadFile reads up to max bytes of a file inside the container, as root.
+// What NotRegularError.Found names.
+const (
+	FoundFIFO      = "fifo"
+	FoundSocket    = "socket"
+	FoundDevice    = "device"
+	FoundSymlink   = "symlink"
+	FoundDirectory = "directory"
+	FoundSpecial   = "special"
+	FoundTooLarge  = "too large"
+)
+
+// NotRegularError is a file ReadFile refused: what is at Path inside the container is not
+// a regular file (Found says what it is), or holds more than Limit bytes.
+type NotRegularError struct {
+	Path, Found string
+	Limit       int64
+}
+
+func (e *NotRegularError) Error() string {
+	if e.Found == FoundTooLarge {
+		return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
+	}
+	return fmt.Sprintf("%s is a %s, not a regular file", e.Path, e.Found)
+}
+
+// readScript reads a regular file, never a link, FIFO, socket or device: a FIFO the
+// tests (the agent's code) left would make head wait for a writer until the scenario's
+// deadline. It names what it found on stdout with exit code notRegular.
+const readScript = `f=$1
+if [ -h "$f" ]; then echo ` + FoundSymlink + `
+elif [ -p "$f" ]; then echo ` + FoundFIFO + `
+elif [ -S "$f" ]; then echo ` + FoundSocket + `
+elif [ -b "$f" ] || [ -c "$f" ]; then echo ` + FoundDevice + `
+elif [ -d "$f" ]; then echo ` + FoundDirectory + `
+elif [ -e "$f" ] && [ ! -f "$f" ]; then echo ` + FoundSpecial + `
+else exec head -c "$2" -- "$f"
+fi
+exit 86`
+
+// notRegular is readScript's exit code for a file it would not read.
+const notRegular = 86
+
+// ReadFile reads a regular file inside the container, as root: at most max bytes, a
+// larger file or anything but a regular file is a *NotRegularError.
 func (c *Container) ReadFile(ctx context.Context, name string, max int64) ([]byte, error) {
-	out, err := c.e.command(ctx, nil, "exec", "-u", "0", c.id, "/bin/sh", "-c", `head -c "$2" -- "$1"`, "sh", name, strconv.FormatInt(max, 10))
+	out, err := c.e.command(ctx, nil, "exec", "-u", "0", c.id, "/bin/sh", "-c", readScript, "sh", name, strconv.FormatInt(max+1, 10))
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == notRegular {
+		if found := strings.TrimSpace(out); found != "" && !strings.ContainsAny(found, "\n/") {
+			return nil, &NotRegularError{Path: name, Found: found}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(out)) > max {
+		return nil, &NotRegularError{Path: name, Found: FoundTooLarge, Limit: max}
 	}
 	return []byte(out), nil
 }

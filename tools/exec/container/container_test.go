@@ -3,6 +3,7 @@ package container_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,9 +164,12 @@ func TestCopyInReplacesWhatTheAgentPlanted(t *testing.T) {
 	out, err := exec(e, c.ID(), "ls", "-A", "/tests")
 	assert.NilError(t, err)
 	assert.Equal(t, out, "test.sh\n")
-	b, err := c.ReadFile(ctx, "/tests/test.sh", 3)
+	b, err := c.ReadFile(ctx, "/tests/test.sh", 8)
 	assert.NilError(t, err)
-	assert.Equal(t, string(b), "ech")
+	assert.Equal(t, string(b), "echo ok\n")
+	_, err = c.ReadFile(ctx, "/tests/test.sh", 7)
+	var nr *container.NotRegularError
+	assert.Assert(t, errors.As(err, &nr) && nr.Found == container.FoundTooLarge, "%v", err)
 	_, err = c.ReadFile(ctx, "/tests/missing", 10)
 	assert.ErrorContains(t, err, "missing")
 
@@ -174,6 +178,33 @@ func TestCopyInReplacesWhatTheAgentPlanted(t *testing.T) {
 	out, err = exec(e, c.ID(), "ls", "-A", "/tests")
 	assert.NilError(t, err)
 	assert.Equal(t, out, "")
+}
+
+// TestReadFileRefusesWhatIsNotAFile: what a check's tests (the agent's code) leave in
+// its results directory is read only when it is a regular file; a FIFO used to make the
+// read wait for a writer until the scenario's deadline.
+func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	e, c, _ := start(t, container.Config{})
+	out, err := exec(e, c.ID(), "sh", "-c", `mkdir -p /r/dir && mkfifo /r/fifo && echo x > /r/file && ln -s file /r/link`)
+	assert.NilError(t, err, out)
+	kinds := map[string]string{"fifo": container.FoundFIFO, "dir": container.FoundDirectory, "link": container.FoundSymlink}
+	if _, err := exec(e, c.ID(), "mknod", "/r/dev", "c", "1", "5"); err == nil {
+		kinds["dev"] = container.FoundDevice
+	} else {
+		t.Log("the engine denies mknod here: no device node to read")
+	}
+	for name, want := range kinds {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := c.ReadFile(ctx, "/r/"+name, 100)
+		cancel()
+		var nr *container.NotRegularError
+		assert.Assert(t, errors.As(err, &nr), "%s: %v", name, err)
+		assert.Equal(t, nr.Found, want)
+	}
+	b, err := c.ReadFile(context.Background(), "/r/file", 100)
+	assert.NilError(t, err)
+	assert.Equal(t, string(b), "x\n")
 }
 
 func TestRemoveLeavesNothingLabelled(t *testing.T) {

@@ -17,7 +17,7 @@
 //	    {"tool_calls": [{"name": "task_complete", "args": {"summary": "done"}}]}
 //	  ],
 //	  "repeat": false,
-//	  "routes": [{"match": "rename", "replies": [...]}],
+//	  "routes": [{"match": "rename", "offers": "write_file", "replies": [...]}],
 //	  "models": {"qwen3:4b": ["completion", "tools"]},
 //	  "bench": false
 //	}
