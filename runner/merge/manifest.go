@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -110,7 +111,7 @@ func (c lineCounts) note(key *manifestKey) string {
 // manifest (a killed run's directory is then still known for runner's; see IsOutput).
 // A manifest already there is left as it is.
 func Begin(dir string) error {
-	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:forbidigo // runner's own output: created, never read here
 	if err != nil {
 		return err
 	}
@@ -118,23 +119,26 @@ func Begin(dir string) error {
 }
 
 // IsOutput reports whether dir holds what runner writes: a manifest at its top (run) or
-// in a folder of its own (bench's per-model folders), or bench.json.
+// in a folder of its own (bench's per-model folders), or bench.json. It looks through the
+// door, two levels deep at most: a kept workspace below can neither block nor fool it.
 func IsOutput(dir string) bool {
-	if _, err := os.Lstat(filepath.Join(dir, ManifestFile)); err == nil {
-		return true
+	d, err := door.Open(dir)
+	if err != nil {
+		return false
 	}
-	if _, err := os.Lstat(filepath.Join(dir, "bench.json")); err == nil {
-		return true
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if e.IsDir() {
-			if _, err := os.Lstat(filepath.Join(dir, e.Name(), ManifestFile)); err == nil {
-				return true
-			}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	found := false
+	_ = d.Walk(context.Background(), door.Limits{MaxEntries: 100_000, MaxDepth: 2}, func(e door.Entry) error {
+		switch {
+		case e.Err != nil || e.Info.IsDir():
+			return nil
+		case e.Name() == ManifestFile || e.Depth == 1 && e.Name() == "bench.json":
+			found = true
+			return fs.SkipAll
 		}
-	}
-	return false
+		return nil
+	})
+	return found
 }
 
 // loadManifest reads the results dir's manifest lists, each checked against its SHA-256,
