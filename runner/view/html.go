@@ -1,19 +1,18 @@
 package view
 
 import (
-	"bufio"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/version"
 )
 
@@ -174,27 +173,11 @@ func absOr(p string) string {
 	return p
 }
 
-// writeFile writes path through a temporary file, so a page being read is never half
-// written.
+// writeFile writes path through a temporary file (scrub.Output), so a page being read
+// is never half written, and no secret this process knows reaches it (a result file
+// written by an older runner may hold one).
 func writeFile(path string, render func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("view: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = render(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp) // the error above is the one returned
+	if err := (scrub.Output{}).Replace(path, render); err != nil {
 		return fmt.Errorf("view: %s: %w", path, err)
 	}
 	return nil
