@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrunner/runner/runner/report/plaintext"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/version"
@@ -50,7 +51,7 @@ var funcs = template.FuncMap{
 		return a
 	},
 	"short":  func(s string) string { return Short(s, limitReason) },
-	"clean":  Clean,
+	"clean":  plaintext.Clean,
 	"dur":    Duration,
 	"bytes":  Bytes,
 	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
@@ -61,7 +62,7 @@ var funcs = template.FuncMap{
 	"css":    func() template.CSS { return template.CSS(styleCSS) },
 	"js":     func() template.JS { return template.JS(filterJS) },
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"lower":  func(s string) string { return strings.ToLower(Clean(s)) },
+	"lower":  func(s string) string { return strings.ToLower(plaintext.Clean(s)) },
 	"deref":  func(f *float64) float64 { return *f },
 	"diff":   func(d result.FileDiff) Diff { return NewDiff(d, limitText) },
 	"change": statusClass,
@@ -109,8 +110,8 @@ var filterValue = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n",
 // one model's (and agent's: "" for runner's own loop) runs of one scenario, each matched
 // exactly (see filter.js): bench.html's grid cells link so.
 func FilterLink(model, agent, scenario string) string {
-	// Cleaned as the index's data-model, data-agent and data-scenario are (see Clean).
-	q := "model=" + filterValue.Replace(Clean(model)) + " agent=" + filterValue.Replace(Clean(agent)) + " name=" + filterValue.Replace(Clean(scenario))
+	// Cleaned as the index's data-model, data-agent and data-scenario are (see plaintext.Clean).
+	q := "model=" + filterValue.Replace(plaintext.Clean(model)) + " agent=" + filterValue.Replace(plaintext.Clean(agent)) + " name=" + filterValue.Replace(plaintext.Clean(scenario))
 	// ':' escaped too: before any '/', html/template would read it as a scheme.
 	return Page + "#q=" + strings.ReplaceAll(url.PathEscape(q), ":", "%3A")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentrunner/runner/runner/report/plaintext"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 )
@@ -40,8 +41,8 @@ func (p palette) status(s result.Status) string {
 func WriteList(w io.Writer, entries []Entry, colour bool) error {
 	p := colours(colour)
 	for _, e := range entries {
-		line := fmt.Sprintf("%s %s%s%s  %s  %d steps  %s", p.status(e.Status), p.bold, Clean(e.DisplayName()), p.reset,
-			Clean(e.Model), e.Steps, Duration(result.Millis(e.Duration.Duration())))
+		line := fmt.Sprintf("%s %s%s%s  %s  %d steps  %s", p.status(e.Status), p.bold, plaintext.Clean(e.DisplayName()), p.reset,
+			plaintext.Clean(e.Model), e.Steps, Duration(result.Millis(e.Duration.Duration())))
 		if e.Reason != "" {
 			line += "  " + p.dim + Short(e.Reason, 100) + p.reset
 		}
@@ -83,8 +84,8 @@ func (t *storyText) line(format string, a ...any) { fmt.Fprintf(&t.b, format+"\n
 // header: the verdict, where the scenario is, how it stopped and what it cost, and why.
 func (t *storyText) header(st *Story) {
 	p := t.p
-	t.line("%s %s%s%s  (%s)", p.status(st.Status), p.bold, Clean(st.DisplayName()), p.reset, Clean(st.Model))
-	loc := Clean(st.File)
+	t.line("%s %s%s%s  (%s)", p.status(st.Status), p.bold, plaintext.Clean(st.DisplayName()), p.reset, plaintext.Clean(st.Model))
+	loc := plaintext.Clean(st.File)
 	if st.Line > 0 {
 		loc += fmt.Sprintf(":%d", st.Line)
 	}
@@ -95,10 +96,10 @@ func (t *storyText) header(st *Story) {
 	t.line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, TimeBreakdown(st.Scenario),
 		st.Usage.PromptTokens+st.Usage.CompletionTokens, cost, p.reset)
 	if st.Reason != "" {
-		t.line("%sreason:%s %s", p.bold, p.reset, indent(Clean(st.Reason), "  ", 20))
+		t.line("%sreason:%s %s", p.bold, p.reset, indent(plaintext.Clean(st.Reason), "  ", 20))
 	}
 	if st.Problem != "" {
-		t.line("%stranscript: %s%s", p.yellow, Clean(st.Problem), p.reset)
+		t.line("%stranscript: %s%s", p.yellow, plaintext.Clean(st.Problem), p.reset)
 	}
 }
 
@@ -120,13 +121,13 @@ func (t *storyText) assertions(as []result.Assertion) {
 		if a.Line > 0 {
 			at = fmt.Sprintf(" %s(line %d)%s", p.dim, a.Line, p.reset)
 		}
-		t.line("  %s %s: %s%s", mark, a.Kind, indent(Clean(a.Message), "      ", 10), at)
+		t.line("  %s %s: %s%s", mark, a.Kind, indent(plaintext.Clean(a.Message), "      ", 10), at)
 		if a.Judge != nil {
-			t.line("      judge %s: score %.2f (at least %.2f): %s", Clean(a.Judge.Model), a.Judge.Score, a.Judge.MinScore, Short(a.Judge.Reasoning, 300))
+			t.line("      judge %s: score %.2f (at least %.2f): %s", plaintext.Clean(a.Judge.Model), a.Judge.Score, a.Judge.MinScore, Short(a.Judge.Reasoning, 300))
 		}
 		for _, tc := range a.Tests {
 			if tc.Status == result.TestFailed || tc.Status == result.TestError {
-				t.line("      %s✗%s %s %s", p.red, p.reset, Clean(tc.Name), Short(tc.Message, 120))
+				t.line("      %s✗%s %s %s", p.red, p.reset, plaintext.Clean(tc.Name), Short(tc.Message, 120))
 			}
 		}
 	}
@@ -139,9 +140,9 @@ func (t *storyText) prompt(start *transcript.Start) {
 	}
 	p := t.p
 	t.line("\n%sprompt%s", p.bold, p.reset)
-	t.line("  %s", indent(Clean(strings.TrimSpace(start.Prompt)), "  ", 20))
+	t.line("  %s", indent(plaintext.Clean(strings.TrimSpace(start.Prompt)), "  ", 20))
 	for _, wr := range start.Warnings {
-		t.line("  %swarning: %s%s", p.yellow, Clean(wr), p.reset)
+		t.line("  %swarning: %s%s", p.yellow, plaintext.Clean(wr), p.reset)
 	}
 }
 
@@ -160,7 +161,7 @@ func (t *storyText) step(s *Step) {
 		t.line("  %smodel error: %s%s", p.red, Short(s.ModelErr.Error, 300), p.reset)
 	}
 	if s.Response != nil && strings.TrimSpace(s.Response.Content) != "" {
-		t.line("  %s", indent(Clean(strings.TrimSpace(s.Response.Content)), "  ", showOutputLines))
+		t.line("  %s", indent(plaintext.Clean(strings.TrimSpace(s.Response.Content)), "  ", showOutputLines))
 	}
 	for _, c := range s.Calls {
 		t.call(c)
@@ -176,9 +177,9 @@ func (t *storyText) call(c *Call) {
 	verdict := ""
 	if c.Decision != nil {
 		if c.Decision.Decision.Allowed {
-			verdict = p.dim + " allowed by " + Clean(c.Decision.Decision.By) + p.reset
+			verdict = p.dim + " allowed by " + plaintext.Clean(c.Decision.Decision.By) + p.reset
 		} else {
-			verdict = p.red + " denied by " + Clean(c.Decision.Decision.By) + p.reset
+			verdict = p.red + " denied by " + plaintext.Clean(c.Decision.Decision.By) + p.reset
 		}
 	}
 	ok := p.green + "ok" + p.reset
@@ -188,16 +189,16 @@ func (t *storyText) call(c *Call) {
 			ok = p.red + string(c.Result.Error.Code) + p.reset
 		}
 	}
-	t.line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
+	t.line("  %s→ %s%s%s %s %s", p.bold, plaintext.Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
 	if args, isObj := Args(c.Args); isObj {
 		for _, a := range args {
-			t.line("    %s%s:%s %s", p.dim, Clean(a.Key), p.reset, indent(Clean(a.Value), "      ", showArgLines))
+			t.line("    %s%s:%s %s", p.dim, plaintext.Clean(a.Key), p.reset, indent(plaintext.Clean(a.Value), "      ", showArgLines))
 		}
 	} else {
-		t.line("    %s", indent(Clean(PrettyJSON(c.Args)), "    ", showArgLines))
+		t.line("    %s", indent(plaintext.Clean(PrettyJSON(c.Args)), "    ", showArgLines))
 	}
 	if out := strings.TrimRight(c.Result.Output, "\n"); out != "" {
-		t.line("    %s%s%s", p.dim, indent(Clean(out), "    ", showOutputLines), p.reset)
+		t.line("    %s%s%s", p.dim, indent(plaintext.Clean(out), "    ", showOutputLines), p.reset)
 	}
 }
 
@@ -209,13 +210,13 @@ func (t *storyText) files(f *result.FileChanges) {
 	p := t.p
 	t.line("\n%sfiles%s", p.bold, p.reset)
 	for _, x := range f.Created {
-		t.line("  %s+ %s%s", p.green, Clean(x), p.reset)
+		t.line("  %s+ %s%s", p.green, plaintext.Clean(x), p.reset)
 	}
 	for _, x := range f.Changed {
-		t.line("  %s~ %s%s", p.yellow, Clean(x), p.reset)
+		t.line("  %s~ %s%s", p.yellow, plaintext.Clean(x), p.reset)
 	}
 	for _, x := range f.Deleted {
-		t.line("  %s- %s%s", p.red, Clean(x), p.reset)
+		t.line("  %s- %s%s", p.red, plaintext.Clean(x), p.reset)
 	}
 }
 
@@ -248,11 +249,11 @@ const maxShownDiffLines = 200
 func showDiffs(line func(string, ...any), p palette, d *result.Diffs) {
 	line("\n%sdiffs%s", p.bold, p.reset)
 	if d.Note != "" {
-		line("  %s%s%s", p.dim, Clean(d.Note), p.reset)
+		line("  %s%s%s", p.dim, plaintext.Clean(d.Note), p.reset)
 	}
 	for _, f := range d.Files {
 		if f.Diff == "" {
-			line("  %s%s%s: no diff: %s", p.dim, Clean(f.Path), p.reset, Clean(f.Skipped))
+			line("  %s%s%s: no diff: %s", p.dim, plaintext.Clean(f.Path), p.reset, plaintext.Clean(f.Skipped))
 			continue
 		}
 		lines := strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n")
@@ -270,7 +271,7 @@ func showDiffs(line func(string, ...any), p palette, d *result.Diffs) {
 			case "hunk", "head":
 				colour = p.dim
 			}
-			line("  %s%s%s", colour, cutLine(Clean(l), 400), p.reset)
+			line("  %s%s%s", colour, cutLine(plaintext.Clean(l), 400), p.reset)
 		}
 		if more > 0 || f.Truncated {
 			line("  %s… more in changes.json%s", p.dim, p.reset)
