@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/bench"
-	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
@@ -132,13 +131,13 @@ func (o *BenchOptions) Check() error {
 	if len(o.Paths) == 0 {
 		return usageError("bench: no task files given (try: runner bench --model ollama:qwen3:4b scenarios/)")
 	}
-	models := providers.SplitList(o.Models...)
+	models := session.SplitModels(o.Models...)
 	if len(models) == 0 {
 		return usageError("bench: no model given: --model PROVIDER:MODEL (repeatable) or --models a,b")
 	}
 	o.Models = models
 	for _, name := range o.Models {
-		if err := providers.CheckName(name); err != nil {
+		if err := session.CheckModel(name); err != nil {
 			return usageError("bench: %v", err)
 		}
 	}
@@ -174,10 +173,8 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	loadProblems(s, opts.Stderr)
 	if opts.BudgetUSD > 0 {
-		for _, m := range opts.Models {
-			if _, ok := s.Prices.Lookup(m); !ok {
-				return inVerb("bench", &UnpricedError{Model: m, Prices: s.Prices.Date})
-			}
+		if err := s.CheckPrices(opts.Models); err != nil {
+			return inVerb("bench", err)
 		}
 	}
 	var console *report.Console
@@ -187,7 +184,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	rep := bench.Run(ctx, bench.Options{
 		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
-		Scenario: s.Scenario, Open: so.Open,
+		Scenario: s.Scenario, Ready: s.Models,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
 		ServerLog: opts.OllamaLog,
 		Checkpoint: func(r *bench.Report) {
@@ -224,7 +221,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		cmp = &c
 	}
 	if err := bench.WriteFiles(opts.OutDir, rep, cmp); err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: %w", err)}
+		return errored(fmt.Errorf("bench: %w", err))
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
 	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
@@ -251,7 +248,7 @@ func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, op
 		return inVerb("bench", fmt.Errorf("%w: %d of %d cells unmeasured; the reports hold every cell", in, unmeasured, planned))
 	}
 	if cmp != nil && cmp.Fails() {
-		return &ExitError{Code: ExitFailed}
+		return failed(nil)
 	}
 	unmeasured := 0
 	for _, m := range rep.Models {
@@ -261,7 +258,7 @@ func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, op
 		}
 	}
 	if unmeasured > 0 {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: %d cell(s) unmeasured because of errors (see the reports)", unmeasured)}
+		return &verdictError{Errored: unmeasured, Err: fmt.Errorf("bench: %d cell(s) unmeasured because of errors (see the reports)", unmeasured)}
 	}
 	return nil
 }
@@ -319,19 +316,19 @@ func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error
 	cmp := bench.Compare(base, cur, bench.Alpha)
 	cmp.GateScenarios, cmp.AllowMissing = gate, opts.AllowMissing
 	if err := cmp.WriteText(stdio.Stdout); err != nil {
-		return &ExitError{Code: ExitErrored, Err: err}
+		return errored(err)
 	}
 	if opts.Markdown != "" {
 		var b strings.Builder
 		if err := bench.WriteMarkdown(&b, cur, &cmp); err != nil {
-			return &ExitError{Code: ExitErrored, Err: err}
+			return errored(err)
 		}
 		if err := os.WriteFile(opts.Markdown, []byte(b.String()), 0o644); err != nil {
-			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench compare: --markdown: %w", err)}
+			return errored(fmt.Errorf("bench compare: --markdown: %w", err))
 		}
 	}
 	if cmp.Fails() {
-		return &ExitError{Code: ExitFailed}
+		return failed(nil)
 	}
 	return nil
 }
