@@ -177,12 +177,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 			return inVerb("bench", err)
 		}
 	}
-	var console *report.Console
-	tty := isatty.IsTerminal(fdOf(opts.Stdout))
-	if opts.TTY != nil {
-		tty = *opts.TTY
-	}
-	rep := bench.Run(ctx, bench.Options{
+	bo := bench.Options{
 		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Ready: s.Models,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
@@ -192,27 +187,9 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 				_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err) // console output: a failed write has nowhere to be reported
 			}
 		},
-		OnModel: func(m bench.ModelResult) {
-			switch m.Status {
-			case bench.ModelNotRun: // its reason says "not run: ..."
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s\n", m.Label(), m.Reason)
-				return
-			case bench.ModelSkipped:
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: skipped (%s)\n", m.Label(), m.Reason)
-				return
-			}
-			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
-			// The console of run, so that a row looks the same in both (an interrupted one
-			// was "!" in run on a terminal and "ERR" here).
-			console = report.NewConsole(opts.Stdout, consoleOptions(tty, opts.Getenv, m.OutDir))
-			console.Start(len(s.Tasks) * opts.Repeat)
-		},
-		OnStart: func(s result.Scenario) { console.Started(s) },
-		OnDone:  func(s result.Scenario) { console.Finished(s) },
-		OnModelDone: func(_ bench.ModelResult, run result.Run) {
-			_ = console.Finish(run)
-		},
-	})
+	}
+	opts.console(&bo, len(s.Tasks)*opts.Repeat)
+	rep := bench.Run(ctx, bo)
 	var cmp *bench.Comparison
 	if baseline != nil {
 		c := bench.Compare(baseline, rep, bench.Alpha)
@@ -229,6 +206,33 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		return s.LoadProblems
 	}
 	return benchExit(ctx, rep, cmp, opts)
+}
+
+// console has each model's turn shown as it runs: a header with its probe, then run's
+// console of its cells (cells of them), so that a row looks the same in both (an
+// interrupted one was "!" in run on a terminal and "ERR" here).
+func (o *BenchOptions) console(bo *bench.Options, cells int) {
+	var console *report.Console
+	tty := isatty.IsTerminal(fdOf(o.Stdout))
+	if o.TTY != nil {
+		tty = *o.TTY
+	}
+	bo.OnModel = func(m bench.ModelResult) {
+		switch m.Status {
+		case bench.ModelNotRun: // its reason says "not run: ..."
+			_, _ = fmt.Fprintf(o.Stdout, "== %s: %s\n", m.Label(), m.Reason)
+			return
+		case bench.ModelSkipped:
+			_, _ = fmt.Fprintf(o.Stdout, "== %s: skipped (%s)\n", m.Label(), m.Reason)
+			return
+		}
+		_, _ = fmt.Fprintf(o.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
+		console = report.NewConsole(o.Stdout, consoleOptions(tty, o.Getenv, m.OutDir))
+		console.Start(cells)
+	}
+	bo.OnStart = func(s result.Scenario) { console.Started(s) }
+	bo.OnDone = func(s result.Scenario) { console.Finished(s) }
+	bo.OnModelDone = func(_ bench.ModelResult, run result.Run) { _ = console.Finish(run) }
 }
 
 // benchExit prints the leaderboard's verdict and maps it to the exit code: 128 + the
