@@ -115,7 +115,7 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if opts.Approval != nil {
 		p.approval = *opts.Approval
 	}
-	if p.reg, err = t.Registry(opts.Catalog); err != nil { // the catalog plus the task's own tools
+	if p.reg, err = Registry(opts.Catalog, t); err != nil { // the catalog plus the task's own tools
 		return err
 	}
 	p.toolset = p.reg                      // no tools: key offers every tool
