@@ -86,6 +86,12 @@ func ReadFile(path string, lim Limits) ([]byte, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read only: Close loses no data
+	return ReadOpened(f, path, lim)
+}
+
+// ReadOpened is ReadFile of a file already open (through an os.Root, say), named path in
+// messages; the caller closes it.
+func ReadOpened(f *os.File, path string, lim Limits) ([]byte, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
