@@ -74,6 +74,9 @@ type Outcome struct {
 	Notes []string
 	// Err is the infrastructure failure behind StopError, or the recorder's failure.
 	Err error
+	// Fault is what the agent did that fails the scenario whatever the assertions say:
+	// an external agent's request runner's endpoint could not read ("" for none).
+	Fault string
 }
 
 // Run drives the conversation until a stop condition. The context's deadline is the

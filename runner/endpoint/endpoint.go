@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/agent"
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/result"
@@ -78,7 +79,7 @@ type Server struct {
 	out     agent.Outcome
 	prev    []model.Message // the last request's conversation, for what is new
 	pending map[string]pendingCall
-	refused chan struct{} // closed at the first request past max_steps
+	refused chan struct{} // closed at the first request past max_steps, or that could not be read
 	refusal string
 	closed  bool
 }
@@ -136,8 +137,32 @@ func (s *Server) Close() error {
 	return s.http.Close()
 }
 
-// Refused is closed once a request past max_steps was refused: the agent cannot go on.
+// Refused is closed once a request past max_steps, or one the endpoint could not read,
+// was refused: the agent cannot, or should not, go on.
 func (s *Server) Refused() <-chan struct{} { return s.refused }
+
+// stopAgent closes Refused once. Called with s.mu held.
+func (s *Server) stopAgent() {
+	select {
+	case <-s.refused:
+	default:
+		close(s.refused)
+	}
+}
+
+// fault records a request the endpoint could not read (a *badRequest): the first one is
+// the outcome's Fault, which fails the scenario whatever the agent did after it, and
+// each is a refused request in the transcript. The agent is stopped as at max_steps.
+func (s *Server) fault(msg string) {
+	s.mu.Lock()
+	if s.out.Fault == "" {
+		s.out.Fault = "the agent sent a request runner's endpoint could not read: " + msg
+	}
+	step := s.out.Steps
+	s.stopAgent()
+	s.mu.Unlock()
+	_ = s.cfg.Record.Write(step, transcript.Request{Refused: msg})
+}
 
 // Outcome is what the agent's model calls came to: steps, usage, times, the calls its
 // model made (executed once the agent sent their result back). Stop is left to the
@@ -174,7 +199,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 // maxBody bounds a request body: a long conversation with images stays far below.
-const maxBody = 64 << 20
+var maxBody = bounded.EndpointRequest.Bytes
 
 // auth refuses a request without the per-run token (Authorization: Bearer, x-api-key or
 // api-key), comparing in constant time.
@@ -237,10 +262,11 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 		if first {
 			s.refusal = fmt.Sprintf("max_steps: runner's endpoint answered %d model requests, the task's limit; this one is refused", s.cfg.MaxSteps)
 			s.out.Stop = result.StopMaxSteps
-			close(s.refused)
+			s.stopAgent()
 		}
-		msg := s.refusal
+		msg, step := s.refusal, s.out.Steps
 		s.mu.Unlock()
+		_ = s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Refused: msg})
 		return nil, 0, &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: msg}
 	}
 	s.out.Steps++

@@ -49,7 +49,7 @@ func (s *Server) decodeResponses(body []byte) (*inbound, error) {
 		return nil, fmt.Errorf("bad responses request: %w", err)
 	}
 	if req.PreviousResponseID != "" {
-		return nil, fmt.Errorf("previous_response_id is not supported by runner's endpoint (it stores no responses): send the whole input (store: false)")
+		return nil, &unsupported{"previous_response_id is not supported by runner's endpoint (it stores no responses): send the whole input (store: false)"}
 	}
 	in := &inbound{model: req.Model, stream: req.Stream}
 	in.req.Options = s.options(req.Temperature, req.TopP, req.MaxOutputTokens, nil)
@@ -96,14 +96,8 @@ func (s *Server) decodeResponses(body []byte) (*inbound, error) {
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(r)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	in, err := s.decodeResponses(body)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
+	in, ok := s.decoded(w, r, s.decodeResponses)
+	if !ok {
 		return
 	}
 	resp, step, err := s.exchange(r.Context(), in)

@@ -189,3 +189,41 @@ func TestAgentCannotFindTheProviderKey(t *testing.T) {
 		})
 	}
 }
+
+// The attack on the endpoint's reader: the agent posts 100,000 nested arrays (and, in the
+// second case, a 1 GiB body of spaces, streamed from /dev/zero through tr), then does the
+// job right and exits 0. The endpoint refuses the request in the protocol (413 or 400),
+// and the scenario fails for it rather than erroring or passing; the process stays small.
+// Before the bounds the deep body was a plain 400 and the scenario passed.
+func TestHostileRequestBodyFailsTheScenario(t *testing.T) {
+	for name, send := range map[string]string{
+		"deep":  `{ printf '{"messages":'; head -c 100000 /dev/zero | tr '\0' '['; }`,
+		"1 GiB": `head -c 1073741824 /dev/zero | tr '\0' ' '`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tk := agentTask(t, `prompt: go
+timeout: 1m
+agent:
+  command: |
+    `+send+` | curl -sS -o answer.json -w "%{http_code}" -H "Authorization: Bearer $OPENAI_API_KEY" -H "Content-Type: application/json" -X POST -T - $OPENAI_BASE_URL/chat/completions > status.txt
+    echo hello > hello.txt
+assert:
+  - file_contains: {path: hello.txt, text: hello}
+`)
+			opts := runOptions(t, writes("x"))
+			opts.KeepWorkspaces = true
+			res := run(t, tk, opts)
+			assert.Equal(t, res.Status, result.Failed, res.Reason)
+			assert.Assert(t, is.Contains(res.Reason, "the agent sent a request runner's endpoint could not read"), res.Reason)
+			status, err := os.ReadFile(filepath.Join(res.Workspace, "status.txt"))
+			assert.NilError(t, err)
+			answer, _ := os.ReadFile(filepath.Join(res.Workspace, "answer.json"))
+			want := map[string]string{"deep": "400", "1 GiB": "413"}[name]
+			assert.Check(t, is.Equal(string(status), want), string(answer))
+			assert.Check(t, is.Contains(string(answer), `"error":{`), "the protocol's error")
+			reqs := eventsOf(events(t, res), transcript.TypeRequest)
+			assert.Assert(t, is.Len(reqs, 1))
+			assert.Check(t, is.Contains(reqs[0]["refused"], "runner's endpoint"))
+		})
+	}
+}

@@ -61,6 +61,9 @@ type (
 		Messages int    `json:"messages"`
 		Last     string `json:"last_role"`
 		Sent     []Sent `json:"sent,omitempty"`
+		// Refused says why runner's endpoint refused an external agent's request before
+		// any model saw it (max_steps, the budget, a body it could not read): no step.
+		Refused string `json:"refused,omitempty"`
 	}
 	// Sent is one message added to the conversation. Content is kept for messages no
 	// other event holds (the prompt is in start, a tool's result in its tool_call, the

@@ -3,8 +3,9 @@
 // installed programs (Claude Code, Codex CLI) that talk to runner's model endpoint. The
 // task file's agent: key, --agent, `runner agents` and the docs read Kinds.
 //
-// The package imports only the standard library: runner/task reads it to check names, and
-// runner/agent (the loop) sits above runner/task.
+// The package imports only the standard library and runner/bounded (for the agents'
+// output): runner/task reads it to check names, and runner/agent (the loop) sits above
+// runner/task.
 package kinds
 
 import (
