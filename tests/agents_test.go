@@ -154,3 +154,62 @@ func TestProviderKeyIsNowhereInTheAgentsView(t *testing.T) {
 		assert.Equal(t, got.Status, result.Passed, got.Reason)
 	}
 }
+
+// --budget-usd holds inside a scenario, for runner's loop and an external agent alike:
+// both start at once (-j 2), each first answer costs $1.40 (the --prices file) of a $1
+// budget (each held 3 s, so both are sent before either is charged), so each one's
+// second model request is refused unsent: the loop stops, and the
+// agent's request is answered with its protocol's 400, which ends it. Both scenarios
+// stop with stop reason budget, the fake model answered exactly two requests, and the
+// run says the budget was spent.
+func TestBudgetRefusesTheNextRequestOfEveryRunningScenario(t *testing.T) {
+	t.Parallel()
+	costly := func(r fakellm.Reply) fakellm.Reply {
+		r.Usage = &fakellm.Usage{PromptTokens: 1_000_000, CompletionTokens: 200_000}
+		if r.ToolCalls[0].Name == "write_file" {
+			r.Delay = fakellm.Duration(3 * time.Second) // both first requests in flight before either is charged
+		}
+		return r
+	}
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "LOOP-TASK", Replies: []fakellm.Reply{
+			costly(fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello\n"})),
+			costly(fakellm.ToolCall("task_complete", map[string]any{"summary": "done"})),
+		}},
+		{Match: "AGENT-TASK", Replies: []fakellm.Reply{
+			costly(fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello\n"})),
+			costly(fakellm.ToolCall("task_complete", map[string]any{"summary": "done"})),
+		}},
+	}})
+	defer srv.Close()
+	dir := agentSuite(t)
+	for _, f := range []string{"right.yaml", "wrong.yaml"} {
+		assert.NilError(t, os.Remove(filepath.Join(dir, f)))
+	}
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("name: loop\nprompt: LOOP-TASK write hello.txt.\ntools: [write_file]\n"), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: agent\nprompt: AGENT-TASK write hello.txt.\n"+
+		"agent: {command: sh $TASK_DIR/curl-agent.sh}\ntimeout: 2m\n"), 0o644))
+	prices := filepath.Join(t.TempDir(), "prices.yaml")
+	assert.NilError(t, os.WriteFile(prices, []byte("models:\n  openai:fake: {input: 1.0, output: 2.0}\n"), 0o644))
+	out := t.TempDir()
+	res := runner(t, run{Args: []string{"run", "-j", "2", "--out", out, "--model", "openai:fake", "--prices", prices, "--budget-usd", "1", dir},
+		Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake"}, Timeout: 2 * time.Minute})
+	assert.Equal(t, res.Code, 3, res.Stdout+res.Stderr)
+	assert.Check(t, is.Contains(res.Stderr, "the --budget-usd of $1.00 was spent"))
+	for _, name := range []string{"loop", "agent"} {
+		got := readResult(t, filepath.Join(out, name, "result.json"))
+		assert.Check(t, is.Equal(got.Status, result.Errored), name)
+		assert.Check(t, is.Equal(got.Stop, result.StopBudget), name)
+		assert.Check(t, is.Equal(got.Steps, 1), name)
+		assert.Check(t, is.Contains(got.Reason, "of its --budget-usd of $1.00"), name)
+	}
+	assert.Equal(t, srv.Served(), 2, "the refused requests never reached the model")
+	agent := readTranscript(t, filepath.Join(out, "agent", "transcript.jsonl"))
+	var output string
+	for _, e := range agent {
+		if e.Type == transcript.TypeAgent && strings.Contains(string(e.Data), `"exited":true`) {
+			output = string(e.Data)
+		}
+	}
+	assert.Check(t, is.Contains(output, "invalid_request_error"), "the agent was refused in its protocol: %s", output)
+}

@@ -118,6 +118,10 @@ func Run(ctx context.Context, cfg Config) Outcome {
 				out.Stop = stop
 				return out
 			}
+			if errors.Is(err, model.ErrBudgetSpent) {
+				out.Stop, out.Err = result.StopBudget, err // not the model's failure: runner sent nothing
+				return out
+			}
 			return out.fail(modelError(cfg.Model.Name(), err))
 		}
 		out.Steps = step

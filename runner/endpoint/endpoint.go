@@ -299,6 +299,9 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	s.mu.Unlock()
 	if err != nil {
 		_ = s.cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
+		if errors.Is(err, model.ErrBudgetSpent) {
+			return nil, step, s.budgetSpent(err)
+		}
 		if ctx.Err() != nil {
 			return nil, step, err // the agent hung up, or the scenario ended
 		}
@@ -323,6 +326,21 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	out := *resp
 	out.ToolCalls = calls
 	return s.toAgent(&out), step, nil
+}
+
+// budgetSpent turns a call the run's budget refused (nothing was sent) into the agent's
+// refusal: not a step, answered with HTTP 400 in the agent's protocol (as at max_steps:
+// neither Claude Code nor Codex retries one), and the agent stopped. The scenario stops
+// with stop reason budget, the budget's error as its reason.
+func (s *Server) budgetSpent(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.Steps--
+	if s.out.Stop == "" {
+		s.out.Stop, s.out.Err = result.StopBudget, err
+	}
+	s.stopAgent()
+	return &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: err.Error()}
 }
 
 // fail keeps the first infrastructure failure (the model's, the transcript's): the

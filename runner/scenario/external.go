@@ -146,7 +146,7 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 	out := srv.Outcome()
 	verdict := k.Judge(code, stdout.bytes())
 	switch {
-	case out.Stop == result.StopError:
+	case out.Stop == result.StopError, out.Stop == result.StopBudget:
 	case p.parent.Err() != nil:
 		out.Stop = result.StopInterrupt
 	case out.Stop == result.StopMaxSteps:

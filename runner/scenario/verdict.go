@@ -55,7 +55,7 @@ func abandoned(parent context.Context) verdict {
 func (r *runState) conclude(p *prepared, a acted, v verification) verdict {
 	r.setChanges(v.changes)
 	switch a.out.Stop {
-	case result.StopError, result.StopInterrupt:
+	case result.StopError, result.StopInterrupt, result.StopBudget:
 		return errored(fmt.Sprint(v.err))
 	}
 	r.res.Assertions = v.assertions
