@@ -129,12 +129,13 @@ bench-bench:
 	./scripts/bench-bench.sh
 
 clean:
-	rm -rf bin runner-out
+	rm -rf bin runner-out runner-out.prev bench-out bench-out.prev cover-out cover-out.runner
 
 ## cover: statement coverage of every tools/ package, counting the code each package's
 ## tests reach in the others and the sandbox helper the tests re-execute (its counters
 ## reach COVERDIR through the helper's config, since exec would lose them).
-COVERDIR ?= $(CURDIR)/runner-out/cover
+# Not under runner-out: that folder holds one run, and a run moves it aside (docs/running.md).
+COVERDIR ?= $(CURDIR)/cover-out
 COVERPKG ?= ./tools/...
 cover:
 	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)

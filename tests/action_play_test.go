@@ -53,6 +53,9 @@ func playAction(t *testing.T, dir string, inputs map[string]string, env []string
 	}
 	in["github-token"] = "test-token"
 	tmp := t.TempDir()
+	// The action's own folder, as GitHub sets it for a composite action's steps.
+	actionPath, err := filepath.Abs("..")
+	assert.NilError(t, err)
 	summary := filepath.Join(tmp, "summary.md")
 	steps := map[string]map[string]string{}
 	ev := &evaluator{t: t, inputs: in, steps: steps}
@@ -75,7 +78,7 @@ func playAction(t *testing.T, dir string, inputs map[string]string, env []string
 		cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", script)
 		cmd.Dir = dir
 		cmd.Env = append(append(baseEnv(t), env...), "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY="+summary,
-			"GITHUB_PATH="+filepath.Join(tmp, "path"), "RUNNER_TEMP="+tmp)
+			"GITHUB_PATH="+filepath.Join(tmp, "path"), "RUNNER_TEMP="+tmp, "GITHUB_ACTION_PATH="+actionPath)
 		for k, v := range s.Env {
 			cmd.Env = append(cmd.Env, k+"="+ev.fill(v))
 		}

@@ -207,3 +207,64 @@ func TestExamplesUseDeclaredInputs(t *testing.T) {
 	}
 	assert.Assert(t, uses >= 3, "the examples use the action %d times", uses)
 }
+
+// TestActionArgsKeepQuotedWords runs the action's run and bench steps with a stand-in
+// runner that records its arguments: the args input (and paths) is split as a shell
+// splits words, so a quoted regex with spaces stays one argument (it was split on every
+// space), and nothing in it is expanded.
+func TestActionArgsKeepQuotedWords(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "action.yml"))
+	assert.NilError(t, err)
+	var a actionFile
+	assert.NilError(t, yaml.Unmarshal(raw, &a))
+	scripts := map[string]string{}
+	for _, s := range a.Runs.Steps {
+		if s.ID == "run" || s.ID == "bench" {
+			scripts[s.ID] = s.Run
+		}
+	}
+	assert.Equal(t, len(scripts), 2, "the run and bench steps")
+	actionPath, err := filepath.Abs("..")
+	assert.NilError(t, err)
+
+	dir := t.TempDir()
+	got := filepath.Join(dir, "argv")
+	fake := "#!/usr/bin/env bash\n[ \"$1\" = version ] && exit 0\nprintf '%s\\0' \"$@\" > " + got + "\n"
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "runner"), []byte(fake), 0o755))
+	run := func(id, args, paths string) ([]string, string, error) {
+		_ = os.Remove(got)
+		step := filepath.Join(dir, id+".sh")
+		assert.NilError(t, os.WriteFile(step, []byte(scripts[id]), 0o644))
+		cmd := exec.Command("bash", "-e", step) // GitHub runs bash with -e
+		cmd.Env = append(os.Environ(),
+			"PATH="+dir+":"+os.Getenv("PATH"), "GITHUB_ACTION_PATH="+actionPath,
+			"GITHUB_OUTPUT="+filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY="+filepath.Join(dir, "summary"),
+			"TASK_PATHS="+paths, "MODEL=", "MODELS=oracle", "REPEAT=", "GATE=models", "BASELINE=", "PARALLEL=",
+			"OUT=runner-out", "JUNIT=", "JSON=r.json", "SHARD=", "ARGS="+args)
+		out, err := cmd.CombinedOutput()
+		b, _ := os.ReadFile(got)
+		var argv []string
+		if len(b) > 0 {
+			argv = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		}
+		return argv, string(out), err
+	}
+	const args = `--filter 'fix (docs|go)' --var "greeting=hello world" --timeout=5m $HOME`
+	want := []string{"--filter", "fix (docs|go)", "--var", "greeting=hello world", "--timeout=5m", "$HOME", "scenarios/", "my tasks/*.yaml"}
+	argv, out, err := run("run", args, "scenarios/ 'my tasks/*.yaml'")
+	assert.NilError(t, err, out)
+	assert.DeepEqual(t, argv, append([]string{"run", "--out", "runner-out", "--json", "r.json"}, want...))
+	argv, out, err = run("bench", args, "scenarios/ 'my tasks/*.yaml'")
+	assert.NilError(t, err, out)
+	assert.DeepEqual(t, argv, append([]string{"bench", "--out", "runner-out", "--models", "oracle,", "--gate", "models"}, want...))
+
+	argv, out, err = run("run", "", "scenarios/")
+	assert.NilError(t, err, out)
+	// No empty argument from empty args.
+	assert.DeepEqual(t, argv, []string{"run", "--out", "runner-out", "--json", "r.json", "scenarios/"})
+
+	argv, out, err = run("run", `--filter 'unclosed`, "scenarios/")
+	assert.Assert(t, err != nil, "an unmatched quote stops the step")
+	assert.Assert(t, argv == nil, "runner did not run: %v", argv)
+	assert.Assert(t, strings.Contains(out, "::error::runner action: the args input has an unmatched quote"), out)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,8 +17,10 @@ import (
 )
 
 // Ctrl-C during a bench still writes every report: the running cell and the ones not
-// started are errors or not run, the models not reached are not run, and the exit code
-// says cells went unmeasured (3).
+// started are errors or not run, the models not reached are not run, every unmeasured
+// cell is counted (the model never reached too), and the exit code is the interrupt's
+// (130), the console's line for the model not reached plain words (it printed a raw
+// "not_run (not run: interrupted)").
 func TestBenchInterruptedWritesReports(t *testing.T) {
 	t.Parallel()
 	stall := fakellm.ToolCall("task_complete", map[string]any{"summary": "too late"})
@@ -41,7 +44,10 @@ func TestBenchInterruptedWritesReports(t *testing.T) {
 	}
 	assert.NilError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
-	assert.Equal(t, cmd.ProcessState.ExitCode(), 3, "%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	assert.Equal(t, cmd.ProcessState.ExitCode(), 130, "%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	assert.Check(t, strings.Contains(stderr.String(), "runner: bench: interrupted (SIGINT): 8 of 8 cells unmeasured"), stderr.String())
+	assert.Check(t, strings.Contains(stdout.String(), "== ollama:b: not run: interrupted\n"), stdout.String())
+	assert.Check(t, !strings.Contains(stdout.String(), "not_run"), stdout.String())
 
 	rep, rerr := bench.ReadFile(filepath.Join(out, bench.JSONFile))
 	assert.NilError(t, rerr)

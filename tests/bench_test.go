@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,6 +165,21 @@ func TestBenchEndToEnd(t *testing.T) {
 	// Identical results never fail.
 	o = runner(t, run{Args: []string{"bench", "compare", filepath.Join(baseDir, bench.JSONFile), filepath.Join(baseDir, bench.JSONFile)}})
 	assert.Equal(t, o.Code, 0, "stdout:\n%s\nstderr:\n%s", o.Stdout, o.Stderr)
+
+	// A baseline model missing from the new bench (renamed, or its pull failed) fails the
+	// gate by name: "compared 0 rows ... 0 significant drops" once exited 0. --allow-missing
+	// accepts it.
+	baseJSON, err := os.ReadFile(filepath.Join(baseDir, bench.JSONFile))
+	assert.NilError(t, err)
+	renamed := filepath.Join(t.TempDir(), bench.JSONFile)
+	assert.NilError(t, os.WriteFile(renamed, bytes.ReplaceAll(baseJSON, []byte(`"ollama:`), []byte(`"ollama:renamed-`)), 0o644))
+	o = runner(t, run{Args: []string{"bench", "compare", filepath.Join(baseDir, bench.JSONFile), renamed}})
+	assert.Equal(t, o.Code, 1, "stdout:\n%s\nstderr:\n%s", o.Stdout, o.Stderr)
+	assert.Assert(t, is.Contains(o.Stdout, "MISSING ollama:good: measured in the baseline, not now"), o.Stdout)
+	assert.Assert(t, is.Contains(o.Stdout, "compared 0 rows"), o.Stdout)
+	o = runner(t, run{Args: []string{"bench", "compare", "--allow-missing", filepath.Join(baseDir, bench.JSONFile), renamed}})
+	assert.Equal(t, o.Code, 0, "stdout:\n%s\nstderr:\n%s", o.Stdout, o.Stderr)
+	assert.Assert(t, is.Contains(o.Stdout, "not measured now (in the baseline; --allow-missing): ollama:good"), o.Stdout)
 
 	// --baseline gates a run the same way: exit 1 on the drop.
 	srv2 := fakellm.Start(benchScript(true))

@@ -90,7 +90,7 @@ func TestImportedTasksRunInContainers(t *testing.T) {
 	assert.Equal(t, leftovers(t, e, runID), "")
 }
 
-// TestInterruptRemovesTheContainer: SIGINT while the model thinks ends the run with exit 3
+// TestInterruptRemovesTheContainer: SIGINT while the model thinks ends the run with exit 130
 // and removes the scenario's container.
 func TestInterruptRemovesTheContainer(t *testing.T) {
 	t.Parallel()
@@ -103,6 +103,6 @@ func TestInterruptRemovesTheContainer(t *testing.T) {
 	assert.NilError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	var exit *exec.ExitError
-	assert.Assert(t, errors.As(err, &exit) && exit.ExitCode() == 3, "exit: %v", err)
+	assert.Assert(t, errors.As(err, &exit) && exit.ExitCode() == 130, "exit: %v", err)
 	assert.Equal(t, leftovers(t, e, runID), "")
 }

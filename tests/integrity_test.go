@@ -190,8 +190,8 @@ func waitForEvents(t *testing.T, tr, typ string, n int, why string) {
 	}
 }
 
-// interruptWithin sends SIGINT to the running cmd and requires it to exit with code 3
-// (interrupted) within limit.
+// interruptWithin sends SIGINT to the running cmd and requires it to exit with code 130
+// (interrupted, 128 + SIGINT as shells report it) within limit.
 func interruptWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) {
 	t.Helper()
 	sent := time.Now()
@@ -201,5 +201,5 @@ func interruptWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) {
 	assert.Assert(t, took < limit, "exited %s after SIGINT", took)
 	var exit *exec.ExitError
 	assert.Assert(t, errors.As(err, &exit), "exit: %v", err)
-	assert.Equal(t, exit.ExitCode(), 3)
+	assert.Equal(t, exit.ExitCode(), 130)
 }

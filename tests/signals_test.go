@@ -116,7 +116,8 @@ func TestKillMidRun(t *testing.T) {
 	assert.Assert(t, os.IsNotExist(err), "result.json: %v", err)
 }
 
-// TestTerminateMidRun: SIGTERM stops the run promptly with exit 3, and the reports are
+// TestTerminateMidRun: SIGTERM stops the run promptly with exit 143 (128 + SIGTERM, as
+// shells report it), and the reports are
 // still written: the running scenario and the one that never started are "interrupted".
 func TestTerminateMidRun(t *testing.T) {
 	t.Parallel()
@@ -136,7 +137,8 @@ func TestTerminateMidRun(t *testing.T) {
 	assert.Assert(t, took < 5*time.Second, "exited %s after SIGTERM", took)
 	var exit *exec.ExitError
 	assert.Assert(t, errors.As(err, &exit), "exit: %v", err)
-	assert.Equal(t, exit.ExitCode(), 3)
+	assert.Equal(t, exit.ExitCode(), 143)
+	assert.Check(t, strings.Contains(stderr.String(), "runner: run: interrupted (SIGTERM): 2 of 2 scenarios did not finish"), stderr)
 
 	b, err := os.ReadFile(jsonFile)
 	assert.NilError(t, err)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -53,7 +54,7 @@ func (w *Workspace) CacheHome() (string, error) {
 	l := owner.cache
 	owner.mu.Unlock()
 	l.once.Do(func() {
-		l.dir, l.err = newCacheLayer(w.CacheDir)
+		l.dir, l.err = newCacheLayer(w.CacheDir, w.CacheSkip)
 		if l.err == nil {
 			owner.OnClose(func() { _ = os.RemoveAll(l.dir) })
 		}
@@ -69,8 +70,8 @@ func protectsCache(w CommandWrapper) bool {
 }
 
 // newCacheLayer makes a private layer over the cache dir (see CacheHome) in the system's
-// temp directory.
-func newCacheLayer(cache string) (string, error) {
+// temp directory, without the top-level entries named in skip.
+func newCacheLayer(cache string, skip []string) (string, error) {
 	dir, err := os.MkdirTemp("", "runner-cache-layer-")
 	if err != nil {
 		return "", fmt.Errorf("cache layer: %w", err)
@@ -83,6 +84,11 @@ func newCacheLayer(cache string) (string, error) {
 		dst := filepath.Join(dir, rel)
 		switch {
 		case rel == ".":
+			return nil
+		case filepath.Dir(rel) == "." && slices.Contains(skip, rel):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
 			return nil
 		case d.IsDir():
 			return os.Mkdir(dst, 0o755)

@@ -49,6 +49,27 @@ func TestCacheHome(t *testing.T) {
 	assert.Assert(t, os.IsNotExist(err), "the layer goes with the workspace")
 }
 
+// TestCacheLayerSkips: a toolchain the task does not use is left out of its layer (a
+// link per cached file is the layer's cost), the rest is there; a command that uses the
+// skipped one anyway writes a fresh tree of its own in the layer, never the cache.
+func TestCacheLayerSkips(t *testing.T) {
+	cache := t.TempDir()
+	for _, p := range []string{"go-build/ab/x-d", "pip/wheels/y.whl"} {
+		assert.NilError(t, os.MkdirAll(filepath.Join(cache, filepath.Dir(p)), 0o755))
+		assert.NilError(t, os.WriteFile(filepath.Join(cache, p), []byte("x"), 0o644))
+	}
+	ws, err := OpenWorkspace(t.TempDir())
+	assert.NilError(t, err)
+	defer func() { _ = ws.Close() }()
+	ws.CacheDir, ws.Sandbox, ws.CacheSkip = cache, protecting{}, []string{"go-build"}
+	home, err := ws.View().CacheHome()
+	assert.NilError(t, err)
+	_, err = os.Lstat(filepath.Join(home, "go-build"))
+	assert.Assert(t, os.IsNotExist(err), "skipped: %v", err)
+	_, err = os.Lstat(filepath.Join(home, "pip", "wheels", "y.whl"))
+	assert.NilError(t, err)
+}
+
 // BenchmarkCacheLayer makes a layer over a cache of 256 directories and 4096 files, the
 // shape of a Go build cache.
 func BenchmarkCacheLayer(b *testing.B) {
@@ -60,7 +81,7 @@ func BenchmarkCacheLayer(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		dir, err := newCacheLayer(cache)
+		dir, err := newCacheLayer(cache, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -38,6 +38,10 @@ type Workspace struct {
 	// CacheWritable lets commands write CacheDir itself: for a task's setup commands only,
 	// the task's own code run before any agent, which is what warms the shared cache.
 	CacheWritable bool
+	// CacheSkip names top-level entries of CacheDir the layer leaves out ("go-build" for a
+	// task that does not build Go): the layer costs a link per cached file, and a
+	// command that does use that toolchain then starts it cold in its own layer.
+	CacheSkip []string
 	// ReadOnly are directories outside the workspace that commands must be able to read
 	// (an MCP server's task directory): bwrap binds each read-only over its private /tmp
 	// and home; Landlock and none let commands read them anyway.
@@ -149,7 +153,7 @@ func (w *Workspace) View(readOnly ...string) *Workspace {
 	return &Workspace{
 		dir: w.dir, orig: w.orig, root: w.root, parent: owner,
 		Env: w.Env, Network: w.Network, Limits: w.Limits, Sandbox: w.Sandbox, CacheDir: w.CacheDir,
-		CacheWritable: w.CacheWritable, Mount: w.Mount, NoWorkspaceCode: w.NoWorkspaceCode, EndpointPort: w.EndpointPort,
+		CacheWritable: w.CacheWritable, CacheSkip: w.CacheSkip, Mount: w.Mount, NoWorkspaceCode: w.NoWorkspaceCode, EndpointPort: w.EndpointPort,
 		ReadOnly: append(append([]string(nil), w.ReadOnly...), readOnly...),
 		Writable: append([]string(nil), w.Writable...),
 	}

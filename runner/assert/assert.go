@@ -34,8 +34,10 @@ type Run struct {
 	// Network and Limits are the task's, handed to Wrap as the agent's commands had them.
 	Network bool
 	Limits  tools.Limits
-	// CacheDir is the run's shared build cache (tools.Workspace.CacheDir).
-	CacheDir string
+	// CacheDir is the run's shared build cache (tools.Workspace.CacheDir), and CacheSkip
+	// what of it the task's layer leaves out (tools.Workspace.CacheSkip).
+	CacheDir  string
+	CacheSkip []string
 	// Judge lets judge assertions open their model; nil makes them errors.
 	Judge *JudgeEnv
 

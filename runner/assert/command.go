@@ -107,6 +107,7 @@ func (c command) run(ctx context.Context, run *Run, rd *resultsDir) (bool, strin
 	// The agent's commands' own conditions: the environment built from nothing (no API
 	// keys), the sandbox, limits and shared cache, the process group killed at the end.
 	ws.Env, ws.Network, ws.Limits, ws.CacheDir, ws.Sandbox = run.Env, run.Network, run.Limits, run.CacheDir, run.Wrap
+	ws.CacheSkip = run.CacheSkip
 	var env map[string]string
 	if rd != nil {
 		ws = ws.View()
@@ -122,7 +123,7 @@ func (c command) run(ctx context.Context, run *Run, rd *resultsDir) (bool, strin
 	case res.Canceled:
 		return false, fmt.Sprintf("`%s` was interrupted: %v%s", c.Run, ctx.Err(), showTail(res.Output)), &res
 	case res.TimedOut:
-		return false, fmt.Sprintf("`%s` timed out after %s and was killed%s", c.Run, timeout, showTail(res.Output)), &res
+		return false, fmt.Sprintf("`%s` timed out after %s and was killed%s%s%s", c.Run, timeout, while(res.Stuck), showTail(res.Output), timeoutHint(timeout, res.Stuck)), &res
 	case c.PerTest():
 		return true, "", &res
 	}
@@ -141,6 +142,33 @@ func (c command) run(ctx context.Context, run *Run, rd *resultsDir) (bool, strin
 			c.Run, res.ExitCode, quote(c.StdoutContains), showTail(res.Stdout)), &res
 	}
 	return true, fmt.Sprintf("`%s` exited %d and its stdout contains %s", c.Run, res.ExitCode, quote(c.StdoutContains)), &res
+}
+
+// while says what a command that timed out was doing: " while compiling Go package fmt
+// (load average 14.2 on 2 CPUs)".
+func while(s toolexec.Stuck) string {
+	switch {
+	case s.Doing != "" && s.CPUs > 0:
+		return fmt.Sprintf(" while %s (load average %.1f on %d CPUs)", s.Doing, s.Load, s.CPUs)
+	case s.Doing != "":
+		return " while " + s.Doing
+	case s.CPUs > 0:
+		return fmt.Sprintf(" (load average %.1f on %d CPUs)", s.Load, s.CPUs)
+	}
+	return ""
+}
+
+// timeoutHint says what to try after a command's timeout: a longer timeout, and on a
+// machine running more than it has processors for, fewer scenarios at once.
+func timeoutHint(timeout time.Duration, s toolexec.Stuck) string {
+	hint := fmt.Sprintf("\nTo try: a longer `timeout:` on this command (%s now)", timeout)
+	if s.Busy() {
+		hint += fmt.Sprintf("; the machine was busy (load %.1f on %d CPUs): run fewer scenarios at once (-j 1)", s.Load, s.CPUs)
+	}
+	if strings.Contains(s.Doing, "Go package") {
+		hint += "; compiling Go from a cold cache is slow: keep --cache-dir between runs (runner warms it once per run)"
+	}
+	return hint
 }
 
 func showTail(out string) string {

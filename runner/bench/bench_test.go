@@ -142,9 +142,28 @@ func TestCompare(t *testing.T) {
 	good.Tasks[0].SuiteSHA256, edited.Tasks[0].SuiteSHA256 = "aaaa", "bbbb"
 	assert.DeepEqual(t, Compare(good, edited, Alpha).Changed, []string{"a"})
 
-	// A model not measured now is listed, not silently passed.
+	// A model not measured now is listed, not silently passed: with no row compared, the
+	// comparison fails and names it, unless missing rows are allowed.
 	other := report("ollama:x", map[string]string{"a": "pppppppp"}, "a")
-	assert.DeepEqual(t, Compare(good, other, Alpha).Missing, []string{"ollama:m"})
+	gone := Compare(good, other, Alpha)
+	assert.DeepEqual(t, gone.Missing, []string{"ollama:m"})
+	assert.Equal(t, len(gone.Rows), 0)
+	assert.Assert(t, gone.Fails(), "a gate that compared nothing must not pass")
+	out.Reset()
+	assert.NilError(t, gone.WriteText(&out))
+	assert.Assert(t, is.Contains(out.String(), "MISSING ollama:m: measured in the baseline, not now"))
+	assert.Assert(t, is.Contains(out.String(), "compared 0 rows"), out.String())
+	assert.Assert(t, is.Contains(out.String(), "0 significant drop(s), 0 improvement(s), 1 baseline row(s) not measured"))
+	gone.AllowMissing = true
+	assert.Assert(t, !gone.Fails(), "--allow-missing accepts it")
+
+	// A scenario dropped from the suite, and a model whose every run errored, are as
+	// missing as a model that is gone.
+	fewer := report("ollama:m", map[string]string{"a": "pppppppp"}, "a")
+	assert.DeepEqual(t, Compare(good, fewer, Alpha).Missing, []string{"ollama:m / b"})
+	assert.Assert(t, Compare(good, fewer, Alpha).Fails())
+	errored := report("ollama:m", map[string]string{"a": "eeeeeeee", "b": "eeeeeeee"}, "a", "b")
+	assert.DeepEqual(t, Compare(good, errored, Alpha).Missing, []string{"ollama:m", "ollama:m / a", "ollama:m / b"})
 }
 
 // TestModelDropGatesDespiteManyScenarios is issue 17's real case: 19 scenarios x 3

@@ -31,8 +31,13 @@ type Comparison struct {
 	// Rows are every model and every (model, scenario) measured in both, in the new
 	// report's order; a model row has Scenario "".
 	Rows []Delta `json:"rows"`
-	// Missing lists models and scenarios of the baseline the new report did not measure.
+	// Missing lists the models and scenarios the baseline measured and the new report did
+	// not (absent, renamed, not pulled, or every run errored): they fail the comparison
+	// unless AllowMissing, since a gate that compared nothing must not pass.
 	Missing []string `json:"missing,omitempty"`
+	// AllowMissing lets baseline rows be missing (--allow-missing): they are listed, and
+	// the comparison stands on the rows measured in both.
+	AllowMissing bool `json:"allow_missing,omitempty"`
 	// Changed lists task files whose content differs from the baseline's (SHA-256): their
 	// rows compare different tasks.
 	Changed []string `json:"changed,omitempty"`
@@ -87,6 +92,12 @@ func rate(p, n int) float64 {
 // totals, and with GateScenarios the scenarios too.
 func (c Comparison) Regressions() []Delta {
 	return c.rows(func(r Delta) bool { return r.Regression && (r.Family == FamilyModels || c.GateScenarios) })
+}
+
+// Fails reports whether the comparison fails its gate: a significant drop that gates,
+// or a baseline row not measured now unless AllowMissing.
+func (c Comparison) Fails() bool {
+	return len(c.Regressions()) > 0 || len(c.Missing) > 0 && !c.AllowMissing
 }
 
 // Exploratory returns the significant per-scenario drops that do not gate.
@@ -213,8 +224,17 @@ func minDetectableDrop(basePassed, baseN, newN int, threshold float64) Ratio {
 
 func (c *Comparison) add(model, scenario string, base, cur Stats) {
 	bn, nn := base.Passed+base.Failed, cur.Passed+cur.Failed
-	if bn == 0 || nn == 0 {
-		return // nothing measured on one side: nothing to test
+	switch {
+	case bn == 0:
+		return // nothing measured in the baseline: nothing to hold the new report to
+	case nn == 0:
+		// Present but unmeasured (every run errored or not run) is as missing as absent.
+		label := model
+		if scenario != "" {
+			label += " / " + scenario
+		}
+		c.Missing = append(c.Missing, label)
+		return
 	}
 	family := FamilyScenarios
 	if scenario == "" {
@@ -253,7 +273,11 @@ func (c Comparison) WriteText(w io.Writer) error {
 		}
 	}
 	for _, m := range c.Missing {
-		fmt.Fprintf(&b, "not measured now (in the baseline): %s\n", m)
+		if c.AllowMissing {
+			fmt.Fprintf(&b, "not measured now (in the baseline; --allow-missing): %s\n", m)
+		} else {
+			fmt.Fprintf(&b, "MISSING %s: measured in the baseline, not now (renamed, not pulled, or every run errored); --allow-missing to accept\n", m)
+		}
 	}
 	for _, t := range c.Changed {
 		fmt.Fprintf(&b, "warning: task %s changed since the baseline (its file's SHA-256 differs)\n", t)
@@ -267,8 +291,12 @@ func (c Comparison) WriteText(w io.Writer) error {
 	if c.GateScenarios {
 		gate += " and scenarios"
 	}
-	fmt.Fprintf(&b, "compared %d rows with the baseline (one-sided Fisher exact tests, Holm-corrected per family, alpha %.2f, gating on %s): %d significant drop(s), %d improvement(s)\n",
-		len(c.Rows), c.Alpha, gate, len(regs), len(c.Improvements()))
+	missing := ""
+	if len(c.Missing) > 0 && !c.AllowMissing {
+		missing = fmt.Sprintf(", %d baseline row(s) not measured", len(c.Missing))
+	}
+	fmt.Fprintf(&b, "compared %d rows with the baseline (one-sided Fisher exact tests, Holm-corrected per family, alpha %.2f, gating on %s): %d significant drop(s), %d improvement(s)%s\n",
+		len(c.Rows), c.Alpha, gate, len(regs), len(c.Improvements()), missing)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

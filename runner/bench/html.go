@@ -5,12 +5,11 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/view"
 )
 
 // WriteHTML writes bench.html: one self-contained page (inline CSS, SVG and a few lines
@@ -38,8 +37,7 @@ func WriteHTML(w io.Writer, r *Report, cmp *Comparison) error {
 			c := r.Models[i].find(t.Name)
 			cell := heatCell(c)
 			if c != nil {
-				// ':' escaped too: before any '/', html/template would read it as a scheme.
-				cell.Link = "index.html#q=" + strings.ReplaceAll(url.PathEscape(strings.Join(strings.Fields(r.Models[i].Name+" "+r.Models[i].Agent+" "+t.Name), " ")), ":", "%3A")
+				cell.Link = view.FilterLink(r.Models[i].Name, r.Models[i].Agent, t.Name)
 			}
 			row.Cells = append(row.Cells, cell)
 		}

@@ -342,6 +342,10 @@ func writeVerdict(b *strings.Builder, cmp *Comparison) {
 		b.WriteString("\n")
 	}
 	regs, ups := cmp.Regressions(), cmp.Improvements()
+	if len(cmp.Missing) > 0 && !cmp.AllowMissing {
+		fmt.Fprintf(b, "**%d row(s) of the baseline not measured now**, which fails the comparison (`--allow-missing` accepts them): %s.\n\n",
+			len(cmp.Missing), cell(strings.Join(cmp.Missing, ", ")))
+	}
 	switch len(regs) {
 	case 0:
 		b.WriteString("**No significant regression** from the baseline.\n\n")

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,9 +29,59 @@ const (
 	// ExitUsage: bad flags or arguments, or an invalid task file; nothing ran.
 	ExitUsage = 2
 	// ExitErrored: nothing failed, but some scenario errored (model unreachable, setup
-	// failed, interrupted).
+	// failed, a tool call stuck past the timeout).
 	ExitErrored = 3
+	// ExitInterrupted: Ctrl-C (SIGINT) stopped the run before it was done, whatever had
+	// finished: 128 + the signal's number, as shells report it; SIGTERM gives 143. The
+	// reports hold what finished.
+	ExitInterrupted = 130
 )
+
+// Interrupted is the error of a command that a signal (or, run as a library, its
+// context) stopped before it was done; classify maps it to 128 + the signal.
+type Interrupted struct {
+	// Signal is what stopped it; nil when the context was cancelled another way (it
+	// counts as Ctrl-C).
+	Signal os.Signal
+}
+
+func (e *Interrupted) Error() string {
+	if e.Signal == nil {
+		return "interrupted"
+	}
+	return "interrupted (" + signalName(e.Signal) + ")"
+}
+
+// Code is the exit code: 128 + the signal's number (130 for SIGINT).
+func (e *Interrupted) Code() int {
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return ExitInterrupted
+}
+
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// interrupted is the error a command returns when ctx ended before its work was done
+// (nil when it did not): the signal Main recorded as the context's cause.
+func interrupted(ctx context.Context) *Interrupted {
+	if ctx.Err() == nil {
+		return nil
+	}
+	var in *Interrupted
+	if errors.As(context.Cause(ctx), &in) {
+		return in
+	}
+	return &Interrupted{}
+}
 
 // IO holds the streams a command reads and writes.
 type IO struct {
@@ -50,13 +101,17 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "runner: cannot close inherited descriptors: %v\n", err)
 		return ExitErrored
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// The first signal stops the run gracefully (reports are still written); restoring
-		// the default handling lets a second Ctrl-C end a run that hangs in cleanup.
-		<-ctx.Done()
-		stop()
+		// The first signal stops the run gracefully (reports are still written) and is
+		// the context's cause, for the exit code; restoring the default handling lets a
+		// second Ctrl-C end a run that hangs in cleanup.
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(&Interrupted{Signal: s})
 	}()
 	width := func() int { return terminalWidth(os.Stdout, os.Getenv) }
 	return Run(ctx, args, IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Width: width})
@@ -106,7 +161,8 @@ func newApp(stdio IO) *cli.App {
 			"   0  all passed\n" +
 			"   1  a scenario failed (or a tool failed / a call is denied)\n" +
 			"   2  usage error or invalid task file (nothing ran)\n" +
-			"   3  none failed but some errored\n\n" +
+			"   3  none failed but some errored\n" +
+			"   130  interrupted by Ctrl-C (143: SIGTERM); the reports hold what finished\n\n" +
 			examplesHelp + "\n\n" + envHelp,
 		EnableBashCompletion: true,
 		// Commas are not urfave's to split: --var KEY=a,b is one value, and --models splits

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/result"
 )
 
@@ -176,7 +178,11 @@ func TestValidate(t *testing.T) {
 	good := writeTask(t, dir, "good.yaml", passingTask)
 	code, stdout, stderr = invoke(t, "validate", good)
 	assert.Equal(t, code, ExitOK, stderr)
-	assert.Equal(t, stdout, "1 task files valid\n")
+	assert.Equal(t, stdout, "1 task file valid\n")
+	matrix := writeTask(t, dir, "matrix.yaml", matrixTask)
+	code, stdout, stderr = invoke(t, "validate", good, matrix)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Equal(t, stdout, "2 task files (3 cases) valid\n", "files and cases counted apart")
 
 	code, _, stderr = invoke(t, "validate")
 	assert.Equal(t, code, ExitUsage)
@@ -196,7 +202,29 @@ func TestValidateOracle(t *testing.T) {
 	assert.Equal(t, code, ExitUsage)
 	assert.Assert(t, is.Contains(stderr, "1 of 2 tasks do not pass"))
 	assert.Assert(t, is.Contains(stderr, "\n"+wrong+":6:5: reference solution failed: file_contains:"), stderr)
+
+	// A matrix's cases share the file's lines: the failing case is named.
+	matrix := writeTask(t, dir, "matrix.yaml", matrixTask)
+	code, _, stderr = invoke(t, "validate", "--oracle", matrix)
+	assert.Equal(t, code, ExitUsage)
+	assert.Assert(t, is.Contains(stderr, matrix+":9:5: greet[word=bye]: reference solution failed: file_contains:"), stderr)
+	assert.Assert(t, !strings.Contains(stderr, "word=hello"), "the passing case is not a problem: %s", stderr)
 }
+
+// matrixTask expands into two cases; the reference of word=bye writes the wrong word.
+const matrixTask = `name: greet
+matrix:
+  word: [hello, bye]
+prompt: Write {{.word}} to out.txt.
+tools: [write_file]
+sandbox: none
+assert:
+  - completed: true
+  - file_contains: {path: out.txt, text: "{{.word}}"}
+reference:
+  - write_file: {path: out.txt, content: "hello\n"}
+  - task_complete: {summary: done}
+`
 
 func runArgs(out string, rest ...string) []string {
 	return append([]string{"run", "--sandbox", "none", "--cache-dir", "", "--out", out}, rest...)
@@ -333,4 +361,155 @@ func TestRunPrintsLoadProblemsAsValidateDoes(t *testing.T) {
 		assert.Equal(t, stderr, vstderr, "%v", args)
 		assert.Assert(t, strings.HasPrefix(stderr, bad+":"), "%v: %s", args, stderr)
 	}
+}
+
+// TestReportOnStandardOutput: --json - and --junit - write the report to standard output
+// (it once wrote a file named "-"), and the console goes to standard error.
+func TestReportOnStandardOutput(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	t.Chdir(dir)
+	code, stdout, stderr := invoke(t, runArgs(filepath.Join(dir, "out"), "--json", "-", pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	var rep struct {
+		Totals struct{ Passed int } `json:"totals"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(stdout), &rep), "standard output is the JSON report alone: %s", stdout)
+	assert.Equal(t, rep.Totals.Passed, 1)
+	assert.Check(t, is.Contains(stderr, "1 scenario: 1 passed"))
+	_, err := os.Stat(filepath.Join(dir, "-"))
+	assert.Assert(t, os.IsNotExist(err), "no file named -")
+
+	code, stdout, stderr = invoke(t, runArgs(filepath.Join(dir, "out2"), "--junit", "-", pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Assert(t, strings.HasPrefix(stdout, "<?xml"), stdout)
+	code, _, stderr = invoke(t, runArgs(filepath.Join(dir, "out3"), "--junit", "-", "--json", "-", pass)...)
+	assert.Equal(t, code, ExitUsage)
+	assert.Check(t, is.Contains(stderr, "only one report can go to standard output"))
+}
+
+// TestInterruptedRunExitsItsOwnCode: a run stopped before it was done exits 130, not 3
+// like a model that could not be reached, and says how much did not finish.
+func TestInterruptedRunExitsItsOwnCode(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := Run(ctx, append([]string{"runner"}, runArgs(filepath.Join(dir, "out"), pass)...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	assert.Equal(t, code, ExitInterrupted, "%s%s", out.String(), errOut.String())
+	assert.Check(t, is.Contains(errOut.String(), "runner: run: interrupted: 1 of 1 scenarios did not finish"))
+}
+
+// TestRunRepeatShowsPassAtK: run --repeat 4 shows each scenario's pass@k and pass^k on
+// the console and in --json, the numbers bench computes for the same runs (one
+// implementation, runner/bench/stats); a single run shows none.
+func TestRunRepeatShowsPassAtK(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	other := writeTask(t, dir, "other.yaml", strings.Replace(passingTask, "name: hello", "name: other", 1))
+	report := filepath.Join(dir, "report.json")
+	// The seeded oracle gives up some runs: a mix of passes and failures per scenario.
+	code, stdout, stderr := invoke(t, runArgs(filepath.Join(dir, "out"), "--repeat", "4", "-m", "oracle:fail=0.5,seed=3", "--json", report, pass, other)...)
+	assert.Assert(t, code == ExitOK || code == ExitFailed, "%s%s", stdout, stderr)
+	b, err := os.ReadFile(report)
+	assert.NilError(t, err)
+	var rep struct {
+		Scenarios []result.Scenario `json:"scenarios"`
+		Repeated  []struct {
+			Name                    string
+			Repeats, Passed, Failed int
+			PassAtK                 []*float64 `json:"pass_at_k"`
+			PassHatK                []*float64 `json:"pass_hat_k"`
+		} `json:"repeated"`
+		Totals struct {
+			PassAtK  []*float64 `json:"pass_at_k"`
+			PassHatK []*float64 `json:"pass_hat_k"`
+		} `json:"totals"`
+	}
+	assert.NilError(t, json.Unmarshal(b, &rep))
+	summary, cells := bench.Aggregate(rep.Scenarios, 4)
+	assert.Equal(t, len(rep.Repeated), 2)
+	mixed := false
+	for i, r := range rep.Repeated {
+		c := cells[i]
+		assert.Equal(t, r.Name, c.Name)
+		assert.Equal(t, r.Repeats, 4)
+		assert.Equal(t, [2]int{r.Passed, r.Failed}, [2]int{c.Stats.Passed, c.Stats.Failed})
+		mixed = mixed || r.Passed > 0 && r.Failed > 0
+		for k := 1; k <= 4; k++ {
+			assert.Equal(t, *r.PassAtK[k-1], float64(c.Stats.PassAtK[k-1]), "%s pass@%d", r.Name, k)
+			assert.Equal(t, *r.PassHatK[k-1], float64(c.Stats.PassHatK[k-1]), "%s pass^%d", r.Name, k)
+		}
+		line := fmt.Sprintf("  %-28s %7s %6.0f%% %6.0f%% %6.0f%%\n", r.Name, fmt.Sprintf("%d/%d", r.Passed, r.Passed+r.Failed),
+			100**r.PassAtK[0], 100**r.PassAtK[3], 100**r.PassHatK[3])
+		assert.Check(t, is.Contains(stdout, line), stdout)
+	}
+	assert.Assert(t, mixed, "the seed gives a scenario both passes and failures: %+v", rep.Repeated)
+	for k := 1; k <= 4; k++ {
+		assert.Equal(t, *rep.Totals.PassAtK[k-1], float64(summary.PassAtK[k-1]), "mean pass@%d", k)
+		assert.Equal(t, *rep.Totals.PassHatK[k-1], float64(summary.PassHatK[k-1]), "mean pass^%d", k)
+	}
+	assert.Check(t, is.Contains(stdout, "pass@k over 4 runs of each"), stdout)
+
+	code, stdout, stderr = invoke(t, runArgs(filepath.Join(dir, "out1"), "--json", report, pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Check(t, !strings.Contains(stdout, "pass@"), "a single run has no pass@k: %s", stdout)
+	b, err = os.ReadFile(report)
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(b), "pass_at_k"))
+}
+
+// TestReusedOutHoldsOneRun: a second run into the same --out moves the first aside to
+// OUT.prev, so the index, the reports and merge show the second run alone (a failure of
+// the first once stayed on the index and in merge); --rerun-failed continues the run in
+// its directory; a directory runner did not write is refused, nothing in it touched.
+func TestReusedOutHoldsOneRun(t *testing.T) {
+	dir := t.TempDir()
+	pass := writeTask(t, dir, "hello.yaml", passingTask)
+	fail := writeTask(t, dir, "wrong.yaml", failingTask)
+	out := filepath.Join(dir, "out")
+
+	code, _, stderr := invoke(t, runArgs(out, pass, fail)...)
+	assert.Equal(t, code, ExitFailed, stderr)
+	code, stdout, stderr := invoke(t, runArgs(out, pass)...)
+	assert.Equal(t, code, ExitOK, stderr)
+	assert.Check(t, is.Contains(stderr, "runner: "+out+" held an earlier run: moved to "+out+".prev"))
+	assert.Check(t, is.Contains(stdout, "1 scenario: 1 passed"))
+	index, err := os.ReadFile(filepath.Join(out, "index.html"))
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(index), "wrong"), "the earlier run's failure is not on this run's index")
+	assert.Check(t, is.Contains(string(index), "1 scenarios"))
+	code, stdout, _ = invoke(t, "merge", out)
+	assert.Equal(t, code, ExitOK)
+	assert.Check(t, is.Contains(stdout, "1 scenario: 1 passed"), "merge reports this run alone: %s", stdout)
+	prev, err := os.ReadFile(filepath.Join(out+".prev", "index.html"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(prev), "wrong"), "the earlier run is kept whole beside it")
+
+	// A third run replaces .prev: one earlier run is kept, not one per run.
+	code, _, stderr = invoke(t, runArgs(out, fail)...)
+	assert.Equal(t, code, ExitFailed, stderr)
+	code, stdout, _ = invoke(t, "merge", out+".prev")
+	assert.Equal(t, code, ExitOK)
+	assert.Check(t, is.Contains(stdout, "1 scenario: 1 passed"), stdout)
+
+	// --rerun-failed continues the run in its directory: not moved, the union reported.
+	code, stdout, stderr = invoke(t, runArgs(out, "--rerun-failed", out, pass, fail)...)
+	assert.Equal(t, code, ExitFailed, stderr)
+	assert.Check(t, !strings.Contains(stderr, "moved to"), stderr)
+	assert.Check(t, is.Contains(stdout, "2 scenarios: 1 passed, 1 failed"), stdout)
+
+	// Files runner did not write are neither mixed with nor moved: refused, untouched.
+	mine := filepath.Join(dir, "mine")
+	assert.NilError(t, os.MkdirAll(mine, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep"), 0o644))
+	code, _, stderr = invoke(t, runArgs(mine, pass)...)
+	assert.Equal(t, code, ExitUsage, stderr)
+	assert.Check(t, is.Contains(stderr, "runner: run: --out: "+mine+" is not empty and holds no runner output"), stderr)
+	entries, err := os.ReadDir(mine)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1, "nothing written into it")
+	_, err = os.Stat(mine + ".prev")
+	assert.Assert(t, os.IsNotExist(err), "nothing moved")
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/bench"
@@ -34,15 +35,26 @@ type BenchOptions struct {
 	// Gate is what a significant drop must be in to fail: "models" (their totals, the
 	// default) or "scenarios" (any scenario too).
 	Gate string
+	// AllowMissing lets rows of the baseline go unmeasured without failing.
+	AllowMissing bool
 	// OllamaLog is the Ollama server's log file, read for the machine's GPUs, the
 	// parallel slots and the loads it logged.
 	OllamaLog string
+	// TTY forces the live console (nil: detect from Stdout); Getenv reads NO_COLOR and
+	// TERM (nil: os.Getenv).
+	TTY    *bool
+	Getenv func(string) string
 	IO
 }
 
 // gateFlag is --gate, shared by bench and bench compare.
 func gateFlag(dest *string) cli.Flag {
 	return &cli.StringFlag{Name: "gate", Destination: dest, Value: "models", Usage: "`WHAT` a significant drop must be in to exit 1: models (their totals) or scenarios (any scenario too; exploratory otherwise)"}
+}
+
+// allowMissingFlag is --allow-missing, shared by bench and bench compare.
+func allowMissingFlag(dest *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "allow-missing", Destination: dest, Usage: "let models and scenarios of the baseline go unmeasured (renamed, dropped) without failing; by default each fails the comparison, named"}
 }
 
 // gateScenarios checks --gate's value.
@@ -73,7 +85,7 @@ func benchCommand(stdio IO) *cli.Command {
 	var models cli.StringSlice
 	return &cli.Command{
 		Name:        "bench",
-		Usage:       "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured)",
+		Usage:       "benchmark models over scenarios and repeats: pass rates with intervals, pass@k, bench.json/md/html (exit 0 done, 1 significant drop from --baseline, 2 usage, 3 cells unmeasured, 130 interrupted)",
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: benchExamplesHelp + "\n\n" + envHelp,
 		Flags: append([]cli.Flag{
@@ -86,6 +98,7 @@ func benchCommand(stdio IO) *cli.Command {
 			&cli.StringFlag{Name: "ollama-log", Destination: &o.OllamaLog, Usage: "the Ollama server's log `FILE` (what `ollama serve` writes): records the machine's GPUs and the parallel slots, which Ollama's API does not say, and checks runner's load count against the log's"},
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "compare with the bench.json `FILE`; exit 1 on a significant drop"},
 			gateFlag(&o.Gate),
+			allowMissingFlag(&o.AllowMissing),
 		}, o.ScenarioOptions.flags()...),
 		// `runner help bench` and --help say it; a "help, h" subcommand is noise.
 		HideHelpCommand: true,
@@ -95,6 +108,7 @@ func benchCommand(stdio IO) *cli.Command {
 			ArgsUsage: "BASELINE.json NEW.json",
 			Flags: []cli.Flag{
 				gateFlag(&compare.Gate),
+				allowMissingFlag(&compare.AllowMissing),
 				&cli.StringFlag{Name: "markdown", Destination: &compare.Markdown, Usage: "also write the comparison as Markdown to `FILE` (a PR comment: verdict, improvements, every row)"},
 			},
 			Action: func(c *cli.Context) error {
@@ -167,6 +181,10 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		}
 	}
 	var console *report.Console
+	tty := isatty.IsTerminal(fdOf(opts.Stdout))
+	if opts.TTY != nil {
+		tty = *opts.TTY
+	}
 	rep := bench.Run(ctx, bench.Options{
 		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Open: so.Open,
@@ -178,12 +196,18 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 			}
 		},
 		OnModel: func(m bench.ModelResult) {
-			if m.Status != bench.ModelRan {
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s (%s)\n", m.Label(), m.Status, m.Reason)
+			switch m.Status {
+			case bench.ModelNotRun: // its reason says "not run: ..."
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s\n", m.Label(), m.Reason)
+				return
+			case bench.ModelSkipped:
+				_, _ = fmt.Fprintf(opts.Stdout, "== %s: skipped (%s)\n", m.Label(), m.Reason)
 				return
 			}
 			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
-			console = report.NewConsole(opts.Stdout, report.ConsoleOptions{OutDir: m.OutDir})
+			// The console of run, so that a row looks the same in both (an interrupted one
+			// was "!" in run on a terminal and "ERR" here).
+			console = report.NewConsole(opts.Stdout, consoleOptions(tty, opts.Getenv, m.OutDir))
 			console.Start(len(s.Tasks) * opts.Repeat)
 		},
 		OnStart: func(s result.Scenario) { console.Started(s) },
@@ -196,6 +220,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	if baseline != nil {
 		c := bench.Compare(baseline, rep, bench.Alpha)
 		c.GateScenarios, _ = gateScenarios("bench", opts.Gate) // checked before the run
+		c.AllowMissing = opts.AllowMissing
 		cmp = &c
 	}
 	if err := bench.WriteFiles(opts.OutDir, rep, cmp); err != nil {
@@ -203,20 +228,30 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
 	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
-	if s.LoadProblems != nil {
+	if s.LoadProblems != nil && ctx.Err() == nil { // an interrupt's exit code comes first
 		return s.LoadProblems
 	}
-	return benchExit(rep, cmp, opts)
+	return benchExit(ctx, rep, cmp, opts)
 }
 
-// benchExit prints the leaderboard's verdict and maps it to the exit code: 1 for a
-// significant drop from the baseline, else 3 when infrastructure left cells unmeasured.
-func benchExit(rep *bench.Report, cmp *bench.Comparison, opts BenchOptions) error {
+// benchExit prints the leaderboard's verdict and maps it to the exit code: 128 + the
+// signal when interrupted (every cell not measured counted, the models never reached
+// too), else 1 for a significant drop from the baseline, else 3 when infrastructure left
+// cells unmeasured.
+func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, opts BenchOptions) error {
 	if cmp != nil {
 		_ = cmp.WriteText(opts.Stdout)
-		if len(cmp.Regressions()) > 0 {
-			return &ExitError{Code: ExitFailed}
+	}
+	if in := interrupted(ctx); in != nil {
+		planned, unmeasured := 0, 0
+		for _, m := range rep.Models {
+			planned += m.Summary.Planned
+			unmeasured += m.Summary.Errored + m.Summary.NotRun
 		}
+		return inVerb("bench", fmt.Errorf("%w: %d of %d cells unmeasured; the reports hold every cell", in, unmeasured, planned))
+	}
+	if cmp != nil && cmp.Fails() {
+		return &ExitError{Code: ExitFailed}
 	}
 	unmeasured := 0
 	for _, m := range rep.Models {
@@ -259,8 +294,9 @@ func describeProbe(m bench.ModelResult) string {
 
 // CompareOptions are bench compare's flags.
 type CompareOptions struct {
-	// Gate is as BenchOptions.Gate.
-	Gate string
+	// Gate and AllowMissing are as in BenchOptions.
+	Gate         string
+	AllowMissing bool
 	// Markdown, when set, is where the comparison is also written as Markdown.
 	Markdown string
 }
@@ -281,7 +317,7 @@ func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error
 		return usageError("bench compare: %v", err)
 	}
 	cmp := bench.Compare(base, cur, bench.Alpha)
-	cmp.GateScenarios = gate
+	cmp.GateScenarios, cmp.AllowMissing = gate, opts.AllowMissing
 	if err := cmp.WriteText(stdio.Stdout); err != nil {
 		return &ExitError{Code: ExitErrored, Err: err}
 	}
@@ -294,7 +330,7 @@ func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error
 			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench compare: --markdown: %w", err)}
 		}
 	}
-	if len(cmp.Regressions()) > 0 {
+	if cmp.Fails() {
 		return &ExitError{Code: ExitFailed}
 	}
 	return nil

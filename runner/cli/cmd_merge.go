@@ -30,8 +30,8 @@ func mergeCommand(stdio IO) *cli.Command {
 			"Example, after downloading every shard's runner-out artifact into shards/:\n" +
 			"   runner merge shards/ --junit junit.xml --json report.json",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
-			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},
+			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE` (- for standard output; the console then goes to standard error)"},
+			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE` (- for standard output; the console then goes to standard error)"},
 		},
 		Action: func(c *cli.Context) error {
 			o.Paths = c.Args().Slice()
@@ -45,7 +45,7 @@ func (o *MergeOptions) Check() error {
 	if len(o.Paths) == 0 {
 		return usageError("merge: no result directories or JSON reports given (try: runner merge shards/)")
 	}
-	return nil
+	return checkReportPaths("merge", o.JSON, o.JUnit)
 }
 
 // Merge runs `runner merge`: the console, JSON, JUnit and GitHub outputs of the merged

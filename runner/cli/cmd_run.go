@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
@@ -147,10 +148,10 @@ func runCommand(stdio IO) *cli.Command {
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: examplesHelp + "\n\n" + envHelp,
 		Flags: append(append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Known, ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
+			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Names(), ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
 			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
-			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE`"},
-			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE`"},
+			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE` (- for standard output; the console then goes to standard error)"},
+			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE` (- for standard output; the console then goes to standard error)"},
 			&cli.IntFlag{Name: "parallel", Aliases: []string{"j"}, Destination: &o.Parallel, Value: runtime.NumCPU(), Usage: "`N` scenarios at once", DefaultText: "the number of CPUs"},
 			&cli.IntFlag{Name: "repeat", Destination: &o.Repeat, Value: 1, Usage: "run each scenario `N` times (for pass@k)"},
 			&cli.BoolFlag{Name: "keep-workspaces", Destination: &o.KeepWorkspaces, Usage: "keep each final workspace and print its path"},
@@ -198,8 +199,13 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	so := opts.ScenarioOptions.session(opts.Paths, opts.OutDir, opts.Stderr)
 	so.Model, so.Open = opts.Model, opts.ReachOptions.open(so.Open)
 	so.KeepWorkspaces, so.Engine, so.RunID = opts.KeepWorkspaces, opts.Engine, opts.RunID
+	so.ResumeOut = opts.continuesOut()
 	if in, ok := opts.Stdin.(*os.File); ok {
-		so.Terminal = &session.Terminal{In: in, Out: opts.Stdout, TTY: tty}
+		out := opts.Stdout
+		if opts.JSON == report.Stdout || opts.JUnit == report.Stdout {
+			out = opts.Stderr // standard output is the report's
+		}
+		so.Terminal = &session.Terminal{In: in, Out: out, TTY: tty}
 	}
 	s, err := session.New(ctx, so)
 	if err != nil {
@@ -235,12 +241,16 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		Admit:    budget.Admit,
 		Scenario: sopts,
 	})
+	run.Warmup = s.Warmup
 	if budget.Refused() {
 		_, _ = fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD)) // console output: a failed write has nowhere to be reported
 	}
 	writeView(opts.OutDir, opts.Stderr)
 	if err := reporter.Finish(run); err != nil {
 		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
+	}
+	if in := interrupted(ctx); in != nil {
+		return inVerb("run", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "scenario")))
 	}
 	if s.LoadProblems != nil {
 		return s.LoadProblems // exit 2, every problem listed again under the results
@@ -271,4 +281,15 @@ func fdOf(w io.Writer) uintptr {
 		return f.Fd()
 	}
 	return ^uintptr(0)
+}
+
+// unfinished says how many of an interrupted run's scenarios did not finish.
+func unfinished(scenarios []result.Scenario, noun string) string {
+	n := 0
+	for _, s := range scenarios {
+		if s.Stop == result.StopInterrupt || s.Stop == result.StopNotRun {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d %ss did not finish; the reports hold every result", n, len(scenarios), noun)
 }

@@ -64,7 +64,7 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 			return problemLines(opts.Stderr, err)
 		}
 		printSuites(opts.Stdout, tasks)
-		_, _ = fmt.Fprintf(opts.Stdout, "%d task files valid\n", len(tasks)) // console output: a failed write has nowhere to be reported
+		_, _ = fmt.Fprintf(opts.Stdout, "%s valid\n", taskCount(tasks)) // console output: a failed write has nowhere to be reported
 		return nil
 	}
 	out, err := os.MkdirTemp("", "runner-validate-")
@@ -84,6 +84,9 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 	}
 	tasks := s.Tasks
 	run := suite.Run(ctx, tasks, suite.Options{Parallel: max(opts.Parallel, 1), Repeat: 1, Scenario: s.Scenario(ctx, "")})
+	if in := interrupted(ctx); in != nil {
+		return inVerb("validate --oracle", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "task")))
+	}
 	var problems []string
 	failed := 0
 	for _, s := range run.Scenarios {
@@ -93,8 +96,8 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		n := len(problems)
 		for _, a := range s.Assertions {
 			if !a.Passed {
-				problems = append(problems, fmt.Sprintf("%s:%d:%d: reference solution %s: %s: %s", s.File, max(a.Line, 1), max(a.Column, 1),
-					s.Status, a.Kind, strings.ReplaceAll(a.Message, "\n", " ")))
+				problems = append(problems, fmt.Sprintf("%s:%d:%d: %sreference solution %s: %s: %s", s.File, max(a.Line, 1), max(a.Column, 1),
+					caseOf(s), s.Status, a.Kind, strings.ReplaceAll(a.Message, "\n", " ")))
 			}
 		}
 		if len(problems) == n { // a limit or an error, not an assertion
@@ -107,7 +110,7 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		return usageError("validate --oracle: %d of %d tasks do not pass with their reference solution", failed, len(tasks))
 	}
 	printSuites(opts.Stdout, tasks)
-	_, _ = fmt.Fprintf(opts.Stdout, "%d task files valid; every reference solution passes\n", len(tasks))
+	_, _ = fmt.Fprintf(opts.Stdout, "%s valid; every reference solution passes\n", taskCount(tasks))
 	return nil
 }
 

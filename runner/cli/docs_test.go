@@ -1,18 +1,24 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/urfave/cli/v2"
 	"gotest.tools/v3/assert"
 
 	"github.com/agentrunner/runner/runner/agent/kinds"
+	"github.com/agentrunner/runner/runner/bench"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
@@ -218,6 +224,78 @@ func githubAnchor(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestGitignoreCoversTheDefaultOutputs: what the README's first commands write (run's and
+// bench's default --out, and where an earlier run is moved aside) is never committed by
+// accident: `git check-ignore` says the repository's .gitignore covers each.
+func TestGitignoreCoversTheDefaultOutputs(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	app := newApp(IO{})
+	var outs []string
+	for _, verb := range []string{"run", "bench"} {
+		for _, f := range app.Command(verb).Flags {
+			if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "out" {
+				outs = append(outs, sf.Value)
+			}
+		}
+	}
+	assert.DeepEqual(t, outs, []string{"runner-out", "bench-out"})
+	for _, out := range outs {
+		for _, p := range []string{out + "/", out + "/index.html", out + session.PrevSuffix + "/", out + session.PrevSuffix + "/index.html"} {
+			cmd := exec.Command(git, "check-ignore", "--no-index", "-q", p)
+			cmd.Dir = "../.."
+			assert.NilError(t, cmd.Run(), ".gitignore does not cover %s", p)
+		}
+	}
+}
+
+// TestDocsBenchVersionIsTheFormat: every "version": N the docs give bench.json is the
+// version runner writes (they said 1 where it was 2).
+func TestDocsBenchVersionIsTheFormat(t *testing.T) {
+	re := regexp.MustCompile(`"version": (\d+)`)
+	found := 0
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(page)
+		assert.NilError(t, err)
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			found++
+			assert.Equal(t, m[1], fmt.Sprint(bench.FormatVersion), "%s: bench.json's version", page)
+		}
+	}
+	assert.Assert(t, found > 0, "the docs name bench.json's version")
+}
+
+// TestExitCodeTablesAreTheCodes: the exit-code tables of run and bench, and `runner
+// --help`, list exactly the codes classify can return.
+func TestExitCodeTablesAreTheCodes(t *testing.T) {
+	want := []string{fmt.Sprint(ExitOK), fmt.Sprint(ExitFailed), fmt.Sprint(ExitUsage), fmt.Sprint(ExitErrored), fmt.Sprint(ExitInterrupted)}
+	for _, header := range []string{"| code | `run` |", "| exit | `bench` and `bench compare` |"} {
+		var codes []string
+		for _, row := range docsTable(t, header) {
+			codes = append(codes, row[0])
+		}
+		assert.DeepEqual(t, codes, want)
+	}
+	var help strings.Builder
+	code := Run(context.Background(), []string{"runner", "--help"}, IO{Stdout: &help, Stderr: &help})
+	assert.Equal(t, code, ExitOK)
+	section := help.String()[strings.Index(help.String(), "Exit codes:"):]
+	var codes []string
+	for _, l := range strings.Split(section, "\n")[1:] {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			break
+		}
+		codes = append(codes, f[0])
+	}
+	assert.DeepEqual(t, codes, want)
+	assert.Equal(t, (&Interrupted{Signal: syscall.SIGINT}).Code(), ExitInterrupted)
+	assert.Equal(t, (&Interrupted{Signal: syscall.SIGTERM}).Code(), 143)
+	assert.Equal(t, (&Interrupted{}).Code(), ExitInterrupted)
 }
 
 func TestDocsAgentKindsAreTheRegistry(t *testing.T) {

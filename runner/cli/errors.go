@@ -75,6 +75,7 @@ func classify(err error) (code int, msg string) {
 	}
 	var (
 		exit   *ExitError
+		intr   *Interrupted
 		filter *session.FilterError
 		bad    *session.BadNameError
 		outDir *session.OutDirError
@@ -84,6 +85,9 @@ func classify(err error) (code int, msg string) {
 		vars   *task.UnknownVarError
 	)
 	switch {
+	case errors.As(err, &intr):
+		// Before ExitError: an interrupted run's partial counts say nothing of the suite.
+		return intr.Code(), err.Error()
 	case errors.As(err, &exit):
 		if exit.Err == nil {
 			return exit.Code, ""
@@ -95,6 +99,8 @@ func classify(err error) (code int, msg string) {
 		return ExitUsage, verb + bad.Error()
 	case errors.As(err, &shard):
 		return ExitUsage, verb + "--shard " + shard.Error()
+	case errors.As(err, &outDir) && errors.Is(err, session.ErrNotOutput):
+		return ExitUsage, verb + "--out: " + outDir.Error()
 	case errors.As(err, &outDir):
 		return ExitErrored, verb + "output directory: " + outDir.Error()
 	case errors.As(err, &cache):

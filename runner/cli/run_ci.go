@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/merge"
@@ -39,6 +40,26 @@ func (o *RunOptions) withResumeOut(outSet bool) RunOptions {
 	return *o
 }
 
+// continuesOut says --out is the directory --resume or --rerun-failed continues: the
+// run adds to it rather than moving it aside (session.PrepareOut).
+func (o *RunOptions) continuesOut() bool {
+	for _, dir := range []string{o.Resume, o.RerunFailed} {
+		if dir != "" && samePath(dir, o.OutDir) {
+			return true
+		}
+	}
+	return false
+}
+
+func samePath(a, b string) bool {
+	if a, err := filepath.Abs(a); err == nil {
+		if b, err := filepath.Abs(b); err == nil {
+			return a == b
+		}
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}
+
 func (o *RunOptions) getenv(k string) string {
 	if o.Getenv != nil {
 		return o.Getenv(k)
@@ -47,6 +68,9 @@ func (o *RunOptions) getenv(k string) string {
 }
 
 func (o *RunOptions) checkCI() error {
+	if err := checkReportPaths("run", o.JSON, o.JUnit); err != nil {
+		return err
+	}
 	if o.Resume != "" && o.RerunFailed != "" {
 		return usageError("run: --resume and --rerun-failed: give one of them")
 	}
@@ -61,32 +85,62 @@ func (o *RunOptions) checkCI() error {
 // consoleOptions honours NO_COLOR (no colour) and TERM=dumb (no escape codes at all,
 // so no live progress line either).
 func (o *RunOptions) consoleOptions(tty bool, files []string) report.ConsoleOptions {
-	if o.getenv("TERM") == "dumb" {
+	opts := consoleOptions(tty, o.getenv, o.OutDir)
+	opts.Reports = files
+	return opts
+}
+
+// consoleOptions are the console's options for run and bench alike: on a terminal (not
+// TERM=dumb) a live progress line and symbols, in colour unless NO_COLOR.
+func consoleOptions(tty bool, getenv func(string) string, outDir string) report.ConsoleOptions {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if getenv("TERM") == "dumb" {
 		tty = false
 	}
-	return report.ConsoleOptions{TTY: tty, Color: tty && o.getenv("NO_COLOR") == "", OutDir: o.OutDir, Reports: files}
+	return report.ConsoleOptions{TTY: tty, Color: tty && getenv("NO_COLOR") == "", OutDir: outDir}
 }
 
 // reporters are the outputs of run and merge: the console (naming the report files),
 // the JSON and JUnit files asked for, and GitHub's annotations and summary on Actions.
+// A report file "-" is written to standard output, and the console and annotations then
+// go to standard error, so that what a pipe reads is the report alone (see
+// checkReportPaths).
 func (o *RunOptions) reporters(tty bool, jsonPath, junitPath, outDir string) report.Reporter {
 	var files []string
+	console := o.Stdout
 	rs := []report.Reporter{nil} // the console goes first, once it knows the files
-	if jsonPath != "" {
-		files = append(files, jsonPath)
-		rs = append(rs, report.File(jsonPath, report.WriteJSON))
-	}
-	if junitPath != "" {
-		files = append(files, junitPath)
-		rs = append(rs, report.File(junitPath, report.JUnit(report.JUnitOptions{})))
+	for _, f := range []struct {
+		path  string
+		write report.WriteFunc
+	}{{jsonPath, report.WriteJSON}, {junitPath, report.JUnit(report.JUnitOptions{})}} {
+		switch f.path {
+		case "":
+		case report.Stdout:
+			console, tty = o.Stderr, isatty.IsTerminal(fdOf(o.Stderr))
+			rs = append(rs, report.Stream(o.Stdout, f.write))
+		default:
+			files = append(files, f.path)
+			rs = append(rs, report.File(f.path, f.write))
+		}
 	}
 	opts := o.consoleOptions(tty, files)
 	opts.OutDir = outDir
-	rs[0] = report.NewConsole(o.Stdout, opts)
-	if gh, ok := report.GitHubFromEnv(o.getenv, o.Stdout, outDir); ok {
+	rs[0] = report.NewConsole(console, opts)
+	if gh, ok := report.GitHubFromEnv(o.getenv, console, outDir); ok {
 		rs = append(rs, gh)
 	}
 	return report.Multi(rs...)
+}
+
+// checkReportPaths refuses two reports on standard output: they would interleave into
+// something neither reader can parse.
+func checkReportPaths(verb, jsonPath, junitPath string) error {
+	if jsonPath == report.Stdout && junitPath == report.Stdout {
+		return usageError("%s: --json - and --junit -: only one report can go to standard output", verb)
+	}
+	return nil
 }
 
 // selection is the shard's Select and the resumed run's Prior for suite.Options.

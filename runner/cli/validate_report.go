@@ -40,7 +40,30 @@ func oracleProblem(s result.Scenario) string {
 			break
 		}
 	}
-	return fmt.Sprintf("%s:%d:%d: reference solution %s: %s", s.File, line, col, s.Status, s.Reason)
+	return fmt.Sprintf("%s:%d:%d: %sreference solution %s: %s", s.File, line, col, caseOf(s), s.Status, s.Reason)
+}
+
+// caseOf names the case of a task file with vars:, a matrix: or a dataset: ("greet
+// [lang=sh]: "), whose cases share the file's positions; "" for a plain task.
+func caseOf(s result.Scenario) string {
+	if s.Case == "" {
+		return ""
+	}
+	return s.Name + ": "
+}
+
+// taskCount counts task files and, when a file expands into several, their cases apart:
+// "2 task files (5 cases)".
+func taskCount(tasks []*task.Task) string {
+	files := map[string]bool{}
+	for _, t := range tasks {
+		files[t.Path] = true
+	}
+	n := countNoun(len(files), "task file")
+	if len(tasks) != len(files) {
+		n += " (" + countNoun(len(tasks), "case") + ")"
+	}
+	return n
 }
 
 func countNoun(n int, word string) string {

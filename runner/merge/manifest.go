@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -106,19 +107,53 @@ func (c lineCounts) note(key *manifestKey) string {
 	return strings.Join(parts, "; ")
 }
 
-// loadManifest reads the results dir's manifest lists, each checked against its SHA-256.
-// With key, only the lines key signed are read; note says what was left out (see
-// lineCounts.note).
-func loadManifest(dir string, key *manifestKey) (out []result.Scenario, note string, err error) {
+// Begin marks dir as a run's output directory before any result is in it: an empty
+// manifest (a killed run's directory is then still known for runner's; see IsOutput).
+// A manifest already there is left as it is.
+func Begin(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:forbidigo // runner's own output: created, never read here
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// IsOutput reports whether dir holds what runner writes: a manifest at its top (run) or
+// in a folder of its own (bench's per-model folders), or bench.json. It looks through the
+// door, two levels deep at most: a kept workspace below can neither block nor fool it.
+func IsOutput(dir string) bool {
+	d, err := door.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
+	found := false
+	_ = d.Walk(context.Background(), door.Limits{MaxEntries: 100_000, MaxDepth: 2}, func(e door.Entry) error {
+		switch {
+		case e.Err != nil || e.Info.IsDir():
+			return nil
+		case e.Name() == ManifestFile || e.Depth == 1 && e.Name() == "bench.json":
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// loadManifest reads the results dir's manifest lists, each checked against its SHA-256,
+// and their paths (slash-separated, relative to dir) in the same order. With key, only
+// the lines key signed are read; note says what was left out (see lineCounts.note).
+func loadManifest(dir string, key *manifestKey) (out []result.Scenario, paths []string, note string, err error) {
 	mf := filepath.Join(dir, ManifestFile)
 	root, err := door.Open(dir)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	defer func() { _ = root.Close() }() // a directory handle: Close loses no data
 	data, err := root.ReadFile(ManifestFile, maxManifest)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", dir, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", dir, err)
 	}
 	latest := map[string]string{}
 	var order []string
@@ -131,10 +166,10 @@ func loadManifest(dir string, key *manifestKey) (out []result.Scenario, note str
 		}
 		var e manifestEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Path == "" || len(e.SHA256) != 64 {
-			return nil, "", fmt.Errorf("%s:%d: not a manifest line", mf, n)
+			return nil, nil, "", fmt.Errorf("%s:%d: not a manifest line", mf, n)
 		}
 		if !filepath.IsLocal(filepath.FromSlash(e.Path)) {
-			return nil, "", fmt.Errorf("%s:%d: path %q leaves %s", mf, n, e.Path, dir)
+			return nil, nil, "", fmt.Errorf("%s:%d: path %q leaves %s", mf, n, e.Path, dir)
 		}
 		switch {
 		case key == nil:
@@ -158,24 +193,24 @@ func loadManifest(dir string, key *manifestKey) (out []result.Scenario, note str
 		latest[e.Path] = e.SHA256
 	}
 	if err := sc.Err(); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", mf, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", mf, err)
 	}
 	for _, p := range order {
 		b, err := root.ReadFile(p, maxResult)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s lists %s: %w", mf, p, err)
+			return nil, nil, "", fmt.Errorf("%s lists %s: %w", mf, p, err)
 		}
 		sum := sha256.Sum256(b)
 		if hex.EncodeToString(sum[:]) != latest[p] {
-			return nil, "", fmt.Errorf("%s: %s was changed after runner wrote it (its SHA-256 is not the one %s lists)", dir, p, ManifestFile)
+			return nil, nil, "", fmt.Errorf("%s: %s was changed after runner wrote it (its SHA-256 is not the one %s lists)", dir, p, ManifestFile)
 		}
 		s, err := decodeResult(filepath.Join(dir, filepath.FromSlash(p)), b)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
-		out = append(out, s)
+		out, paths = append(out, s), append(paths, p)
 	}
-	return out, counts.note(key), nil
+	return out, paths, counts.note(key), nil
 }
 
 // found is a directory holding a manifest, and what it lies in.

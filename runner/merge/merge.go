@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -95,6 +96,8 @@ func LoadDir(dir string, opts Options) ([]result.Scenario, error) {
 type candidate struct {
 	found
 	scenarios []result.Scenario
+	// paths are the scenarios' result files, relative to dir.
+	paths []string
 	// err is why it could not be read: returned only if it is not left out as lying in a
 	// kept workspace, so a broken manifest the agent planted there cannot error a merge.
 	err error
@@ -115,6 +118,47 @@ const (
 // its kept workspace (by its name, as a download renames the folders above it, or by its
 // path on this machine); and with RUNNER_MANIFEST_KEY set, only the lines signed with it.
 func loadDir(dir string, opts Options) ([]result.Scenario, error) {
+	cands, err := readCandidates(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []result.Scenario
+	for _, c := range cands {
+		out = append(out, c.scenarios...)
+	}
+	return out, nil
+}
+
+// Listed is a result file a manifest lists: its scenario and its directory, relative to
+// the directory searched (slash-separated).
+type Listed struct {
+	Scenario result.Scenario
+	Dir      string
+}
+
+// ListDir reads the result files under dir as LoadDir does, each with the directory it
+// lies in: what `runner view` shows, so that a result.json no manifest lists (one the
+// agent wrote into a kept workspace, one of another run) never appears on a page.
+func ListDir(dir string, opts Options) ([]Listed, error) {
+	cands, err := readCandidates(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []Listed
+	for _, c := range cands {
+		rel, err := filepath.Rel(dir, c.dir)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		for i, s := range c.scenarios {
+			out = append(out, Listed{Scenario: s, Dir: path.Clean(path.Join(filepath.ToSlash(rel), path.Dir(c.paths[i])))})
+		}
+	}
+	return out, nil
+}
+
+// readCandidates returns the output directories under dir that loadDir reads, read.
+func readCandidates(dir string, opts Options) ([]*candidate, error) {
 	dirs, err := findManifests(dir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -132,7 +176,7 @@ func loadDir(dir string, opts Options) ([]result.Scenario, error) {
 		}
 		c := &candidate{found: f}
 		var note string
-		c.scenarios, note, c.err = loadManifest(f.dir, key)
+		c.scenarios, c.paths, note, c.err = loadManifest(f.dir, key)
 		if note != "" {
 			opts.note("%s: %s", filepath.Join(f.dir, ManifestFile), note)
 		}
@@ -141,7 +185,7 @@ func loadDir(dir string, opts Options) ([]result.Scenario, error) {
 	if err := excludeClaimed(dir, cands); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	var out []result.Scenario
+	var out []*candidate
 	for _, c := range cands {
 		if c.state == leftOut {
 			opts.note("%s: not read: it lies in %s", filepath.Join(c.dir, ManifestFile), c.by)
@@ -150,7 +194,7 @@ func loadDir(dir string, opts Options) ([]result.Scenario, error) {
 		if c.err != nil {
 			return nil, fmt.Errorf("merge: %w", c.err)
 		}
-		out = append(out, c.scenarios...)
+		out = append(out, c)
 	}
 	return out, nil
 }

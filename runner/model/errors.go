@@ -94,6 +94,38 @@ func HTTPError(provider, host string, status int, message string, retryAfter tim
 	}
 }
 
+// ClassifyError is the frame of every provider's classification of a failed request, as
+// the retry wrapper needs it: the caller's deadline or cancellation passes for the caller
+// to judge; an error already classified (a stream cut short) stays as it is; then the
+// provider's own reading of its error types, classify (nil when none of them is err); and
+// what is left came without an HTTP status (UnexpectedError).
+func ClassifyError(provider, host string, err error, classify func(error) error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The caller's deadline or the retry wrapper's request timeout: it decides.
+		return &ProviderError{Provider: provider, Host: host, Err: err}
+	}
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if classify != nil {
+		if classified := classify(err); classified != nil {
+			return classified
+		}
+	}
+	return UnexpectedError(provider, host, err)
+}
+
+// UnexpectedError classifies an error that came without an HTTP status: a failed
+// connection is temporary (TransportError), anything else is an unexpected response.
+func UnexpectedError(provider, host string, err error) *ProviderError {
+	pe := TransportError(provider, host, err)
+	if !pe.Temporary {
+		pe.Message = "unexpected response: " + Truncate(err.Error(), 300)
+	}
+	return pe
+}
+
 // TransportError classifies an error that came without an HTTP status: a connection that
 // failed or dropped is temporary; anything else (a body that does not parse) is not.
 func TransportError(provider, host string, err error) *ProviderError {

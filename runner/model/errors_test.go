@@ -72,3 +72,41 @@ func TestTruncate(t *testing.T) {
 	assert.Equal(t, Truncate("héllo", 10), "héllo")
 	assert.Equal(t, Truncate("héllo", 2), "h…") // does not cut the é in half
 }
+
+// ClassifyError is every provider's frame: the caller's deadline passes for the caller,
+// a classified error stays, the provider's reading comes next, and the rest is a failed
+// connection (temporary) or an unexpected response (not).
+func TestClassifyError(t *testing.T) {
+	own := errors.New("the provider's own error type")
+	byProvider := func(err error) error {
+		if errors.Is(err, own) {
+			return HTTPError("p", "h", 429, "slow down", 0, err)
+		}
+		return nil
+	}
+	classify := func(err error) *ProviderError {
+		t.Helper()
+		var pe *ProviderError
+		assert.Assert(t, errors.As(ClassifyError("p", "h", err, byProvider), &pe), "%v", err)
+		return pe
+	}
+
+	pe := classify(fmt.Errorf("send: %w", context.DeadlineExceeded))
+	assert.Assert(t, !pe.Temporary && pe.Message == "" && errors.Is(pe, context.DeadlineExceeded))
+
+	already := &ProviderError{Provider: "p", Message: "stream cut short", Temporary: true}
+	wrapped := fmt.Errorf("read: %w", already)
+	assert.Equal(t, ClassifyError("p", "h", wrapped, byProvider), wrapped, "classified once")
+
+	pe = classify(fmt.Errorf("call: %w", own))
+	assert.Assert(t, pe.Temporary && pe.StatusCode == 429, "the provider's reading")
+
+	pe = classify(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})
+	assert.Assert(t, pe.Temporary)
+	assert.ErrorContains(t, pe, "connection failed: ")
+
+	pe = classify(errors.New("invalid character '<' looking for beginning of value"))
+	assert.Assert(t, !pe.Temporary)
+	assert.Equal(t, pe.Message, "unexpected response: invalid character '<' looking for beginning of value")
+	assert.Equal(t, ClassifyError("p", "h", io.ErrUnexpectedEOF, nil).(*ProviderError).Temporary, true, "no reading of its own")
+}

@@ -155,6 +155,25 @@ type Model interface {
 	Step(ctx context.Context, req *Request) (*Response, error)
 }
 
+// Find looks for an implementation of T in m or the models it wraps (retries, the
+// text-call parser, a recorder, ...: each says what it wraps with Unwrap() Model): how a
+// provider's own abilities (a pre-flight check, a probe, a loader) are found behind its
+// wrappers.
+func Find[T any](m Model) (T, bool) {
+	for m != nil {
+		if t, ok := m.(T); ok {
+			return t, true
+		}
+		u, ok := m.(interface{ Unwrap() Model })
+		if !ok {
+			break
+		}
+		m = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
 // UnmarshalJSON reads usage as transcripts and cassettes store it, also ones written
 // before durations were *_ms (eval_duration_ns, load_duration_ns).
 func (u *Usage) UnmarshalJSON(b []byte) error {

@@ -124,6 +124,17 @@ func (c *Console) Finish(run result.Run) error {
 		counts = append(counts, c.paint(yellow, fmt.Sprintf("%d errored", errored)))
 	}
 	c.printf("\n%s: %s in %s\n", plural(len(run.Scenarios), "scenario"), strings.Join(counts, ", "), duration(run.Duration.Duration()))
+	if w := run.Warmup; w != nil {
+		var names []string
+		for _, t := range w.Toolchains {
+			n := t.Name
+			if t.Error != "" {
+				n += " (failed)"
+			}
+			names = append(names, n)
+		}
+		c.printf("build cache warmed before them: %s in %s\n", strings.Join(names, ", "), duration(w.Duration.Duration()))
+	}
 	if p, comp := tokens(run); p+comp > 0 {
 		c.printf("tokens: %d prompt, %d completion\n", p, comp)
 		if cost := run.Cost(); cost.Prices != "" {
@@ -143,6 +154,9 @@ func (c *Console) Finish(run result.Run) error {
 		if len(names) > 0 {
 			c.printf("%s: %s\n", st.label, strings.Join(names, ", "))
 		}
+	}
+	if rs := repeatedOf(run); rs != nil {
+		c.writeRepeated(rs)
 	}
 	if c.opts.OutDir != "" {
 		c.printf("transcripts: %s\n", c.opts.OutDir)

@@ -24,6 +24,12 @@ type JSONReport struct {
 	Duration      result.Millis     `json:"duration_ms"`
 	Totals        JSONTotals        `json:"totals"`
 	Scenarios     []result.Scenario `json:"scenarios"`
+	// Repeated is each scenario's runs and pass@k when scenarios ran more than once
+	// (--repeat N, N > 1); absent otherwise.
+	Repeated []Repeated `json:"repeated,omitempty"`
+	// Warmup is runner's warming of the shared build cache before the scenarios (its
+	// time is not in Duration); absent when there was nothing to warm.
+	Warmup *result.Warmup `json:"warmup,omitempty"`
 }
 
 // JSONTotals are the run's totals in the JSON report.
@@ -40,6 +46,10 @@ type JSONTotals struct {
 	Duration         result.Millis `json:"duration_ms"`
 	// Cost is what the model calls cost, unknown prices counted apart.
 	Cost *result.CostTotal `json:"cost,omitempty"`
+	// PassAtK[k-1] and PassHatK[k-1] are the means over the repeated scenarios of their
+	// pass@k and pass^k (as bench's model summary), when scenarios ran more than once.
+	PassAtK  []*float64 `json:"pass_at_k,omitempty"`
+	PassHatK []*float64 `json:"pass_hat_k,omitempty"`
 }
 
 // WriteJSON writes the JSON report of a run. Invalid UTF-8 in model text becomes
@@ -51,6 +61,7 @@ func WriteJSON(w io.Writer, run result.Run) error {
 		Started:       run.Started,
 		Duration:      run.Duration,
 		Scenarios:     make([]result.Scenario, len(run.Scenarios)),
+		Warmup:        run.Warmup,
 	}
 	t := &rep.Totals
 	t.Scenarios = len(run.Scenarios)
@@ -59,6 +70,12 @@ func WriteJSON(w io.Writer, run result.Run) error {
 	t.Duration = run.Duration
 	if cost := run.Cost(); cost.Prices != "" {
 		t.Cost = &cost
+	}
+	if rep.Repeated = repeatedOf(run); rep.Repeated != nil {
+		for k := 1; k <= maxRepeats(rep.Repeated); k++ {
+			t.PassAtK = append(t.PassAtK, meanAt(rep.Repeated, k, false))
+			t.PassHatK = append(t.PassHatK, meanAt(rep.Repeated, k, true))
+		}
 	}
 	for i, s := range run.Scenarios {
 		t.Steps += s.Steps

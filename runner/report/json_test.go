@@ -20,9 +20,12 @@ func TestJSONGolden(t *testing.T) {
 	var back JSONReport
 	assert.NilError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Equal(t, back.SchemaVersion, JSONSchemaVersion)
+	one := 1.0
 	assert.DeepEqual(t, back.Totals, JSONTotals{
 		Scenarios: 5, Passed: 2, Failed: 2, Errored: 1, Steps: 31, ToolCalls: 32, Denied: 1,
 		PromptTokens: 33200, CompletionTokens: 2940, Duration: fixedRun().Duration,
+		// Only rename-function ran twice (2/2): the means are its pass@k and pass^k.
+		PassAtK: []*float64{&one, &one}, PassHatK: []*float64{&one, &one},
 	})
 	assert.DeepEqual(t, back.Scenarios[0], fixedRun().Scenarios[0])
 }

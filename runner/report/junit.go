@@ -231,7 +231,14 @@ func systemOut(s result.Scenario) string {
 	if s.Usage.TokensPerSecond > 0 {
 		fmt.Fprintf(&b, " (%.1f tokens/s)", s.Usage.TokensPerSecond)
 	}
-	fmt.Fprintf(&b, "\ntime: %ss (model %ss, tools %ss)\n", seconds(s.Duration.Duration()), seconds(s.ModelTime.Duration()), seconds(s.ToolTime.Duration()))
+	fmt.Fprintf(&b, "\ntime: %ss (", seconds(s.Duration.Duration()))
+	for i, p := range s.TimeParts() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %ss", p.Name, seconds(p.Time.Duration()))
+	}
+	b.WriteString(")\n")
 	if c := s.Cost; c != nil {
 		fmt.Fprintf(&b, "cost: %s (prices of %s)\n", costLine(c), c.Prices)
 	}

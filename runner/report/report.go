@@ -66,6 +66,29 @@ func (m multi) Finish(run result.Run) error {
 	return errors.Join(errs...)
 }
 
+// Stdout is the path that names standard output for a report file (--json -, --junit -).
+const Stdout = "-"
+
+// Stream returns a Reporter that writes the whole run to w when the run finishes (a
+// report asked for on standard output).
+func Stream(w io.Writer, write WriteFunc) Reporter { return &stream{w: w, write: write} }
+
+type stream struct {
+	w     io.Writer
+	write WriteFunc
+}
+
+func (*stream) Start(int)                {}
+func (*stream) Started(result.Scenario)  {}
+func (*stream) Finished(result.Scenario) {}
+
+func (s *stream) Finish(run result.Run) error {
+	if err := s.write(s.w, run); err != nil {
+		return fmt.Errorf("write report to standard output: %w", err)
+	}
+	return nil
+}
+
 // File returns a Reporter that writes the whole run to path when the run finishes. The
 // file is written beside its final name and renamed into place, so a reader (or a
 // crash) never sees half a report.

@@ -76,6 +76,11 @@ type Scenario struct {
 	ModelTime Millis `json:"model_time_ms"`
 	// ToolTime is the time spent executing tools.
 	ToolTime Millis `json:"tool_time_ms"`
+	// SetupTime is the prepare stage (output, workspace, container, setup commands, MCP
+	// servers, snapshot); VerifyTime the verification (changes, verify files, assertions,
+	// judges) and the verdict. See TimeParts for how the four add up to Duration.
+	SetupTime  Millis `json:"setup_time_ms,omitempty"`
+	VerifyTime Millis `json:"verify_time_ms,omitempty"`
 
 	Assertions []Assertion `json:"assertions"`
 	// Transcript is the path of the scenario's transcript.jsonl.
@@ -120,6 +125,31 @@ type Scenario struct {
 	// model is every request.)
 	LoadTime Millis `json:"load_time_ms,omitempty"`
 	Reloads  int    `json:"reloads,omitempty"`
+}
+
+// TimePart is one share of a scenario's Duration.
+type TimePart struct {
+	Name string
+	Time Millis
+}
+
+// TimeParts splits Duration into setup, model, tools and verification, in that order,
+// plus "other" (the loop's own work, waiting for the model's pre-flight check, cleanup)
+// when it is at least 50 ms, so the parts shown add up to the whole. A record older
+// than the setup and verification fields has only model and tools, and the rest.
+func (s Scenario) TimeParts() []TimePart {
+	parts := []TimePart{{"setup", s.SetupTime}, {"model", s.ModelTime}, {"tools", s.ToolTime}, {"verification", s.VerifyTime}}
+	if s.SetupTime == 0 && s.VerifyTime == 0 {
+		parts = []TimePart{parts[1], parts[2]}
+	}
+	var sum Millis
+	for _, p := range parts {
+		sum += p.Time
+	}
+	if other := s.Duration - sum; other >= Millis(50*time.Millisecond) {
+		parts = append(parts, TimePart{"other", other})
+	}
+	return parts
 }
 
 // Call is the record of one tool call the agent made: what the loop saw and what the
@@ -264,6 +294,31 @@ type Run struct {
 	Started   time.Time  `json:"started"`
 	Duration  Millis     `json:"duration_ms"`
 	Scenarios []Scenario `json:"scenarios"`
+	// Warmup is what runner did before the scenarios (not in Duration); nil when nothing.
+	Warmup *Warmup `json:"warmup,omitempty"`
+}
+
+// Warmup is runner's own step before any scenario: the shared build cache warmed once
+// for the toolchains the tasks use, so that scenarios do not each compile the same
+// standard library from a cold cache (see session.Warm).
+type Warmup struct {
+	Toolchains []Warmed `json:"toolchains"`
+	// Duration is the whole step.
+	Duration Millis `json:"duration_ms"`
+}
+
+// Warmed is one toolchain's warming, for one configuration of it.
+type Warmed struct {
+	// Name is the toolchain ("go"); Detail what was built ("testing and 2 more standard
+	// packages, CGO_ENABLED=0").
+	Name   string `json:"name"`
+	Detail string `json:"detail,omitempty"`
+	// Tasks counts the tasks that use it so.
+	Tasks    int    `json:"tasks"`
+	Duration Millis `json:"duration_ms"`
+	// Error says why it failed ("" when it did not): those tasks' scenarios then build
+	// from a colder cache, and nothing else changes.
+	Error string `json:"error,omitempty"`
 }
 
 // Counts tallies scenarios by status.

@@ -18,7 +18,7 @@ type loadedContexter interface {
 // num_ctx, else the loaded model's. Only servers that say their context length (Ollama)
 // are checked: elsewhere num_ctx means nothing and a prompt too long is an error.
 func contextWarning(ctx context.Context, m model.Model, numCtx, maxPrompt int) string {
-	lc, ok := findModel[loadedContexter](m)
+	lc, ok := model.Find[loadedContexter](m)
 	if !ok || maxPrompt == 0 {
 		return ""
 	}
@@ -38,21 +38,4 @@ func contextWarning(ctx context.Context, m model.Model, numCtx, maxPrompt int) s
 	}
 	return fmt.Sprintf("a prompt of %d tokens reached the context length %d (%s): Ollama truncates such a prompt silently, dropping its start (the system prompt and the tool definitions), and tool calling breaks; raise model_options.num_ctx",
 		maxPrompt, limit, from)
-}
-
-// findModel looks for an implementation of T in m or the models it wraps (retries, the
-// text-call parser).
-func findModel[T any](m model.Model) (T, bool) {
-	for m != nil {
-		if t, ok := m.(T); ok {
-			return t, true
-		}
-		u, ok := m.(interface{ Unwrap() model.Model })
-		if !ok {
-			break
-		}
-		m = u.Unwrap()
-	}
-	var zero T
-	return zero, false
 }

@@ -181,6 +181,7 @@ func (r *runState) prepareWorkspace(p *prepared) error {
 	ws := p.ws
 	p.onClose(func() { _ = ws.Close() })
 	p.ws.Env, p.ws.Network, p.ws.Limits, p.ws.Sandbox, p.ws.CacheDir = t.Env, t.Network, t.Limits, p.sandbox, opts.CacheDir
+	p.ws.CacheSkip = r.cacheSkip()
 
 	ctx, cancel := context.WithTimeout(p.parent, p.timeout)
 	p.ctx = ctx
@@ -241,6 +242,8 @@ func (r *runState) setupCommand(ws *tools.Workspace) workspace.CommandFunc {
 		switch {
 		case err != nil:
 			return "", -1, err
+		case res.TimedOut && res.Stuck.String() != "":
+			return res.Output, res.ExitCode, fmt.Errorf("timed out after %s while %s", setupTimeout, res.Stuck)
 		case res.TimedOut:
 			return res.Output, res.ExitCode, fmt.Errorf("timed out after %s", setupTimeout)
 		case res.Canceled:
@@ -248,6 +251,14 @@ func (r *runState) setupCommand(ws *tools.Workspace) workspace.CommandFunc {
 		}
 		return res.Output, res.ExitCode, nil
 	}
+}
+
+// cacheSkip is what of the shared cache the task's layers leave out (Options.CacheSkip).
+func (r *runState) cacheSkip() []string {
+	if r.opts.CacheSkip == nil {
+		return nil
+	}
+	return r.opts.CacheSkip(r.t)
 }
 
 // setupTimeout bounds each setup command, as run_in_terminal's longest timeout did.

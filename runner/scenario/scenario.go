@@ -49,8 +49,11 @@ type Options struct {
 	KeepWorkspaces bool
 	// WorkspaceParent is where temporary workspaces are made ("" for the system temp dir).
 	WorkspaceParent string
-	// CacheDir is shared by every command of the run as XDG_CACHE_HOME ("" for none).
-	CacheDir string
+	// CacheDir is shared by every command of the run as XDG_CACHE_HOME ("" for none);
+	// CacheSkip, when set, names what of it a task's layer leaves out (the caches of
+	// toolchains the task does not use: tools.Workspace.CacheSkip).
+	CacheDir  string
+	CacheSkip func(t *task.Task) []string
 	// Engine names the container engine of tasks with an environment: (--engine); ""
 	// takes podman or docker from PATH.
 	Engine string
@@ -127,7 +130,10 @@ type runState struct {
 func (r *runState) run(ctx context.Context, repeat int) {
 	p := &prepared{}
 	defer p.close()
-	if err := r.prepare(ctx, repeat, p); err != nil {
+	start := r.now()
+	err := r.prepare(ctx, repeat, p)
+	r.res.SetupTime = result.Millis(r.now().Sub(start))
+	if err != nil {
 		r.errorf("%v", err)
 		return
 	}
@@ -142,9 +148,11 @@ func (r *runState) run(ctx context.Context, repeat int) {
 		return
 	}
 	a.record(r)
+	start = r.now()
 	v := r.verify(p, a)
 	r.writeDiffs(v.diffs)
 	r.conclude(p, a, v).apply(&r.res)
+	r.res.VerifyTime = result.Millis(r.now().Sub(start))
 }
 
 // markKept marks a kept workspace as one, once the agent and everything it started are

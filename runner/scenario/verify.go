@@ -87,7 +87,7 @@ func (r *runState) verify(p *prepared, a acted) verification {
 	check := &assert.Run{
 		Workspace: p.dir, Completed: out.Stop == result.StopCompleted, Summary: out.Summary, Steps: out.Steps,
 		Calls: out.Calls, Env: t.Env, Wrap: p.sandbox, Network: t.Network, Limits: t.Limits,
-		CacheDir: r.opts.CacheDir, Judge: r.judgeEnv(t),
+		CacheDir: r.opts.CacheDir, CacheSkip: r.cacheSkip(), Judge: r.judgeEnv(t),
 	}
 	if p.env != nil && t.Verify.FreshContainer {
 		return guard(vctx, func() verification { return r.verifyFresh(vctx, p, check) })

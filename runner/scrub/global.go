@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -24,11 +25,32 @@ func Bytes(b []byte) []byte { return process.Bytes(b) }
 // Known reports how many secret values the process knows.
 func Known() int { return process.Len() }
 
-// ProviderVariables are the variables the model providers read (runner/model/providers):
-// the API keys, whose values are secret, and the server addresses, whose user info is.
-var ProviderVariables = []string{
-	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GEMINI_BASE_URL", "OLLAMA_HOST",
+// providerVariables are the variables the model providers read, as their rows in
+// runner/model/providers declare them (AddProviderVariables): the API keys, whose values
+// are secret, and the server addresses, whose user info is.
+var providerVariables struct {
+	sync.Mutex
+	names []string
+}
+
+// AddProviderVariables adds names to the variables AddProviderEnv reads. The providers'
+// registry calls it for each of its rows, so that a provider's variables are declared
+// once, in its row.
+func AddProviderVariables(names ...string) {
+	providerVariables.Lock()
+	defer providerVariables.Unlock()
+	for _, n := range names {
+		if !slices.Contains(providerVariables.names, n) {
+			providerVariables.names = append(providerVariables.names, n)
+		}
+	}
+}
+
+// ProviderVariables lists the variables of AddProviderVariables.
+func ProviderVariables() []string {
+	providerVariables.Lock()
+	defer providerVariables.Unlock()
+	return slices.Clone(providerVariables.names)
 }
 
 // secretName matches the names of variables that hold credentials, as the command
@@ -53,7 +75,7 @@ func AddEnviron(environ []string) {
 	Add(values...)
 }
 
-// AddProviderEnv registers getenv's values of the provider variables (ProviderVariables):
+// AddProviderEnv registers getenv's values of the provider variables (ProviderVariables()):
 // the API keys and the user info of the server addresses. providers.Open calls it with the
 // environment it reads, which tests and callers may inject.
 func AddProviderEnv(getenv func(string) string) {
@@ -61,7 +83,7 @@ func AddProviderEnv(getenv func(string) string) {
 		getenv = os.Getenv
 	}
 	var values []string
-	for _, name := range ProviderVariables {
+	for _, name := range ProviderVariables() {
 		v := strings.TrimSpace(getenv(name))
 		if strings.HasSuffix(name, "_KEY") {
 			values = append(values, v)

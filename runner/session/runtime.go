@@ -8,9 +8,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
@@ -33,8 +35,11 @@ type Options struct {
 	// Open opens the models and the judges: streaming, request timeout, retries, cassettes,
 	// the tool-call parser.
 	Open providers.OpenOptions
-	// OutDir receives the scenarios' directories; New creates it.
-	OutDir string
+	// OutDir receives the scenarios' directories; New prepares it (see PrepareOut).
+	// ResumeOut says OutDir is an earlier run's that this one continues (--resume,
+	// --rerun-failed into it): kept as it is, not moved aside.
+	OutDir    string
+	ResumeOut bool
 	// MaxSteps, Timeout (0: the task's), Approval and Sandbox ("": the task's) override
 	// every task.
 	MaxSteps int
@@ -92,6 +97,9 @@ type Session struct {
 	CacheDir string
 	// Prices price every scenario's model calls.
 	Prices *price.Table
+	// Warmup is New's warming of the build cache for the tasks' toolchains (see Warm);
+	// nil when there was nothing to warm.
+	Warmup *result.Warmup
 	// LoadProblems lists the task files that did not load, with Options.KeepGoing (nil:
 	// every file loaded).
 	LoadProblems *LoadError
@@ -128,9 +136,10 @@ func (e *PricesError) Error() string { return e.Err.Error() }
 func (e *PricesError) Unwrap() error { return e.Err }
 
 // New builds the runtime: loads and filters the tasks, starts the models' pre-flight
-// checks in the background (a name that does not parse is a *BadNameError), creates the
-// output directory and the cache, probes every sandbox mode the tasks use (the notes come
-// before any progress line) and finds the terminal for ask mode.
+// checks in the background (a name that does not parse is a *BadNameError), prepares the
+// output directory (PrepareOut) and the cache, probes every sandbox mode the tasks use
+// (the notes come before any progress line), warms the cache for the toolchains the
+// tasks use (Warm, its progress on Warn) and finds the terminal for ask mode.
 func New(ctx context.Context, o Options) (*Session, error) {
 	if o.Warn == nil {
 		o.Warn = io.Discard
@@ -163,8 +172,17 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.OutDir != "" {
-		if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		moved, err := PrepareOut(o.OutDir, o.ResumeOut)
+		if err != nil {
 			return nil, &OutDirError{Err: err}
+		}
+		if moved != "" {
+			_, _ = fmt.Fprintf(o.Warn, "runner: %s held an earlier run: moved to %s (an output directory holds one run; --resume continues one)\n", o.OutDir, moved) // console output: a failed write has nowhere to be reported
+		}
+		if !o.Bench {
+			if err := merge.Begin(o.OutDir); err != nil {
+				return nil, &OutDirError{Err: err}
+			}
 		}
 	}
 	if s.CacheDir, err = PrepareCache(o.CacheDir); err != nil {
@@ -172,6 +190,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	}
 	s.Sandboxes = NewSandboxes(o.Sandbox, o.Warn)
 	s.Sandboxes.ProbeAll(tasks)
+	s.Warmup = s.Warm(ctx, o.Warn)
 	if tm := o.Terminal; tm != nil && tm.TTY && (o.Approval == task.ModeAsk || anyAsk(tasks)) && policy.IsTerminal(tm.In) {
 		s.Asker = policy.NewTerminalAsker(tm.In, tm.Out)
 	}
@@ -217,7 +236,7 @@ func (s *Session) Scenario(ctx context.Context, model string) scenario.Options {
 	}
 	return scenario.Options{
 		OutDir: o.OutDir, Catalog: s.Catalog, Approval: approval, Asker: s.Asker,
-		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir,
+		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir, CacheSkip: CacheSkip,
 		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge, Sandbox: s.Sandboxes.Get,
 		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync, Prices: s.Prices,
 		Agent: o.Agent,

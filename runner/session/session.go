@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/task"
@@ -314,4 +316,70 @@ func PrepareCache(dir string) (string, error) {
 		return "", fmt.Errorf("cache directory: %w", err)
 	}
 	return abs, nil
+}
+
+// ErrNotOutput: the output directory holds files runner did not write (PrepareOut);
+// errors.Is finds it in the error that says which.
+var ErrNotOutput = errors.New("not runner's output")
+
+type notOutput string
+
+func (e notOutput) Error() string        { return string(e) }
+func (e notOutput) Is(target error) bool { return target == ErrNotOutput }
+
+// PrevSuffix names where PrepareOut moves an earlier run: runner-out -> runner-out.prev.
+const PrevSuffix = ".prev"
+
+// PrepareOut makes dir ready for one run, by one rule, so that a run's index and reports
+// show that run alone (a second run into the same folder once listed the first one's
+// rows too):
+//   - missing or empty (nothing but empty directories, such as one made for
+//     --keep-workspaces' TMPDIR): created;
+//   - resume (the run continues the one in dir: --resume, --rerun-failed): kept;
+//   - holding an earlier run's output (merge.IsOutput): moved to dir+PrevSuffix, which
+//     replaces the one before it (one earlier run kept, and a CI machine that reuses its
+//     folders does not fill its disk); moved is that path;
+//   - anything else: refused, since runner neither mixes its results with files it did
+//     not write nor removes them.
+//
+// A dir+PrevSuffix that is neither runner's output nor empty is refused too.
+func PrepareOut(dir string, resume bool) (moved string, err error) {
+	_, err = os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), err == nil && (resume || holdsNoFile(dir)):
+		return "", os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return "", err
+	case !merge.IsOutput(dir):
+		return "", notOutput(fmt.Sprintf("%s is not empty and holds no runner output (no %s): runner will neither mix its results with other files nor remove them; give a new or empty directory", dir, merge.ManifestFile))
+	}
+	prev := filepath.Clean(dir) + PrevSuffix
+	if old, err := os.ReadDir(prev); err == nil {
+		if len(old) > 0 && !merge.IsOutput(prev) {
+			return "", notOutput(fmt.Sprintf("%s holds an earlier run, and %s, where it would go, is not runner's output: move one of them away", dir, prev))
+		}
+		if err := os.RemoveAll(prev); err != nil {
+			return "", fmt.Errorf("remove the run before the last, %s: %w", prev, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s holds an earlier run, and %s, where it would go: %w", dir, prev, err)
+	}
+	if err := os.Rename(dir, prev); err != nil {
+		return "", fmt.Errorf("%s holds an earlier run; moving it aside: %w", dir, err)
+	}
+	return prev, os.MkdirAll(dir, 0o755)
+}
+
+// holdsNoFile reports whether dir holds nothing but (empty) directories, looking at no
+// more than a thousand entries.
+func holdsNoFile(dir string) bool {
+	n, none := 0, true
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if n++; err != nil || n > 1000 || !d.IsDir() {
+			none = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return none
 }

@@ -14,6 +14,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/task"
@@ -102,4 +103,61 @@ func TestPreflightRunsInBackground(t *testing.T) {
 	assert.Equal(t, chats.Load(), int32(0))
 	_, err = models.ForTask(tk, 0)
 	assert.ErrorContains(t, err, "rejected the key")
+}
+
+// TestPrepareOut is the rule of the output directory, case by case.
+func TestPrepareOut(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		assert.NilError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	// Missing, then empty, then holding only an empty directory (made for the kept
+	// workspaces): used as it is.
+	dir := filepath.Join(root, "out")
+	for i := range 3 {
+		moved, err := PrepareOut(dir, false)
+		assert.NilError(t, err)
+		assert.Equal(t, moved, "")
+		if i == 1 {
+			assert.NilError(t, os.MkdirAll(filepath.Join(dir, "workspaces", "a"), 0o755))
+		}
+	}
+	_, err := os.Stat(filepath.Join(dir, "workspaces", "a"))
+	assert.NilError(t, err)
+	assert.NilError(t, os.RemoveAll(filepath.Join(dir, "workspaces")))
+	// A run's (its manifest) is moved aside; so is bench's (a manifest per model folder).
+	for _, marker := range []string{merge.ManifestFile, "ollama-qwen3/" + merge.ManifestFile, "bench.json"} {
+		write(filepath.Join(dir, marker), "")
+		write(filepath.Join(dir, "x", "result.json"), marker)
+		moved, err := PrepareOut(dir, false)
+		assert.NilError(t, err, marker)
+		assert.Equal(t, moved, dir+PrevSuffix)
+		b, err := os.ReadFile(filepath.Join(moved, "x", "result.json"))
+		assert.NilError(t, err)
+		assert.Equal(t, string(b), marker, "the last run is the one kept")
+		entries, err := os.ReadDir(dir)
+		assert.NilError(t, err)
+		assert.Equal(t, len(entries), 0)
+	}
+	// Resumed: kept as it is.
+	write(filepath.Join(dir, merge.ManifestFile), "")
+	moved, err := PrepareOut(dir, true)
+	assert.NilError(t, err)
+	assert.Equal(t, moved, "")
+	_, err = os.Stat(filepath.Join(dir, merge.ManifestFile))
+	assert.NilError(t, err)
+	// A .prev that is not runner's is never removed.
+	assert.NilError(t, os.RemoveAll(dir+PrevSuffix))
+	write(filepath.Join(dir+PrevSuffix, "thesis.tex"), "mine")
+	_, err = PrepareOut(dir, false)
+	assert.Assert(t, errors.Is(err, ErrNotOutput), "%v", err)
+	_, err = os.Stat(filepath.Join(dir+PrevSuffix, "thesis.tex"))
+	assert.NilError(t, err)
+	// Nor is a directory of other files: refused.
+	home := filepath.Join(root, "home")
+	write(filepath.Join(home, ".bashrc"), "")
+	_, err = PrepareOut(home, false)
+	assert.Assert(t, errors.Is(err, ErrNotOutput), "%v", err)
+	assert.ErrorContains(t, err, "is not empty and holds no runner output")
 }

@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,7 +59,7 @@ func expandOne(arg string) ([]string, error) {
 	case err == nil && info.IsDir():
 		found, err := yamlFilesIn(arg)
 		if err == nil && len(found) == 0 {
-			err = argError(arg, nil, "directory holds no .yaml or .yml task file")
+			err = argError(arg, nil, "directory holds no .yaml or .yml task file"+deeperHint(arg))
 		}
 		return found, err
 	case err == nil && isSuiteFile(arg):
@@ -86,6 +87,45 @@ func expandOne(arg string) ([]string, error) {
 		return nil, argError(arg, nil, "no .yaml or .yml task file matches")
 	}
 	return found, nil
+}
+
+// maxHintEntries bounds the walk deeperHint makes: a hint is not worth a whole disk.
+const maxHintEntries = 10000
+
+// deeperHint suggests the glob that recurses when a directory holds task files only in
+// its subdirectories (a directory is not searched below its top, see Expand), quoted so
+// the shell leaves ** to runner: "; 3 below it: try 'nested/**/*.yaml'".
+func deeperHint(dir string) string {
+	n, seen := 0, 0
+	exts := map[string]bool{}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if seen++; err != nil || seen > maxHintEntries {
+			return fs.SkipAll
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != dir {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && isYAML(d.Name()) {
+			n++
+			exts[filepath.Ext(d.Name())] = true
+		}
+		return nil
+	})
+	if n == 0 {
+		return ""
+	}
+	pattern := "*.yaml"
+	switch {
+	case len(exts) == 2:
+		pattern = "*.{yaml,yml}"
+	case exts[".yml"]:
+		pattern = "*.yml"
+	}
+	glob := strings.TrimRight(filepath.ToSlash(dir), "/") + "/**/" + pattern
+	return fmt.Sprintf(" directly inside it; %d below it: try '%s'", n, glob)
 }
 
 // yamlFilesIn lists the visible *.yaml and *.yml regular files directly inside dir.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/fs"
 )
 
@@ -98,4 +99,27 @@ func TestLoadAll(t *testing.T) {
 	assert.Equal(t, len(tasks), 2)
 	assert.Equal(t, tasks[0].Name, "a")
 	assert.Equal(t, tasks[1].Name, "e")
+}
+
+// TestExpandSuggestsTheGlobThatRecurses: a directory whose task files all lie deeper is
+// not searched below its top; the error says how many lie below and the quoted glob.
+func TestExpandSuggestsTheGlobThatRecurses(t *testing.T) {
+	dir := fs.NewDir(t, "nested",
+		fs.WithDir("nested",
+			fs.WithDir("a", fs.WithFile("one.yaml", okTask)),
+			fs.WithDir("b", fs.WithDir("c", fs.WithFile("two.yaml", okTask))),
+			fs.WithDir(".hidden", fs.WithFile("three.yaml", okTask)),
+		),
+		fs.WithDir("yml", fs.WithDir("a", fs.WithFile("one.yml", okTask))),
+	)
+	t.Chdir(dir.Path())
+	_, err := Expand([]string{"nested/", "yml"})
+	assert.Error(t, err, strings.Join([]string{
+		"nested/: directory holds no .yaml or .yml task file directly inside it; 2 below it: try 'nested/**/*.yaml'",
+		"yml: directory holds no .yaml or .yml task file directly inside it; 1 below it: try 'yml/**/*.yml'",
+	}, "\n"))
+	got, err := Expand([]string{"nested/**/*.yaml"})
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(got, filepath.FromSlash("nested/a/one.yaml")), "the suggestion finds them")
+	assert.Check(t, is.Contains(got, filepath.FromSlash("nested/b/c/two.yaml")))
 }

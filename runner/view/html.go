@@ -102,6 +102,20 @@ func Link(dir string) string {
 	return strings.Join(parts, "/") + "/" + Page
 }
 
+// filterValue escapes what would end or garble a filter word, and nothing else, so the
+// filter box stays readable.
+var filterValue = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n", "%0A", "\r", "%0D")
+
+// FilterLink is the link, relative to a directory's index, that opens it filtered to
+// one model's (and agent's: "" for runner's own loop) runs of one scenario, each matched
+// exactly (see filter.js): bench.html's grid cells link so.
+func FilterLink(model, agent, scenario string) string {
+	// Cleaned as the index's data-model, data-agent and data-scenario are (see Clean).
+	q := "model=" + filterValue.Replace(Clean(model)) + " agent=" + filterValue.Replace(Clean(agent)) + " name=" + filterValue.Replace(Clean(scenario))
+	// ':' escaped too: before any '/', html/template would read it as a scheme.
+	return Page + "#q=" + strings.ReplaceAll(url.PathEscape(q), ":", "%3A")
+}
+
 // WriteIndex renders the index of entries (in Load's order).
 func WriteIndex(w io.Writer, entries []Entry, title string, now time.Time) error {
 	d := IndexData{Title: title, Version: version.String(), Written: now}

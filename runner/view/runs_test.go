@@ -15,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
@@ -42,7 +43,8 @@ func writeSteps(t *testing.T, out, dir string, s result.Scenario, contents ...st
 	assert.NilError(t, os.MkdirAll(d, 0o755))
 	b, err := json.Marshal(s)
 	assert.NilError(t, err)
-	assert.NilError(t, os.WriteFile(filepath.Join(d, "result.json"), b, 0o644))
+	// Listed in the manifest, as runner writes a result: Load reads nothing else.
+	assert.NilError(t, merge.WriteResult(out, filepath.ToSlash(dir)+"/result.json", b))
 	var tr bytes.Buffer
 	for i, ev := range evs {
 		data, err := json.Marshal(ev[1])

@@ -92,7 +92,7 @@ func (t *storyText) header(st *Story) {
 	if st.Cost != nil {
 		cost = " · cost " + result.FormatUSD(st.Cost.USD)
 	}
-	t.line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, Duration(st.Duration),
+	t.line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, TimeBreakdown(st.Scenario),
 		st.Usage.PromptTokens+st.Usage.CompletionTokens, cost, p.reset)
 	if st.Reason != "" {
 		t.line("%sreason:%s %s", p.bold, p.reset, indent(Clean(st.Reason), "  ", 20))

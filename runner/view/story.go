@@ -8,7 +8,6 @@ package view
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace/door"
@@ -32,40 +32,20 @@ type Entry struct {
 	Dir string
 }
 
-// maxResultFile bounds a result.json read (they are kilobytes; a bigger one was not
-// written by runner and is not shown).
-const maxResultFile = 64 << 20
-
-// Load finds every result.json under out, in the order a report would list them: failures
-// first (failed, then errored, then passed), each group in run order. out is walked and
-// read through the door (a handle per directory, regular files only): a kept workspace
-// under it, with the agent's FIFOs and deep trees, cannot make the viewer wait or fail.
+// Load reads the results the output directory's manifests list (merge.ListDir: the
+// run's own, SHA-256 checked; a result.json nobody listed, such as one the agent wrote in
+// a kept workspace, never shows), in the order a report would list them: failures first
+// (failed, then errored, then passed), each group in run order. Where one result file is
+// listed twice (--rerun-failed into the same directory) the last one counts.
 func Load(out string) ([]Entry, error) {
-	d, err := door.Open(out)
+	// Notes (a manifest not read, and why) are merge's and runner merge's to print.
+	listed, err := merge.ListDir(out, merge.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
 	}
-	defer func() { _ = d.Close() }() // a directory handle: Close loses no data
-	var entries []Entry
-	err = d.Walk(context.Background(), door.Limits{MaxEntries: -1}, func(e door.Entry) error {
-		if e.Err != nil || e.Name() != "result.json" || !e.Info.Mode().IsRegular() {
-			return nil
-		}
-		f, err := e.Open()
-		if err != nil {
-			return nil
-		}
-		b, err := f.ReadAll(maxResultFile)
-		_ = f.Close() // read only: Close loses no data
-		var s result.Scenario
-		if err != nil || json.Unmarshal(b, &s) != nil || s.Name == "" || s.Status == "" {
-			return nil // not a scenario's record (a JSON report that happens to share the name)
-		}
-		entries = append(entries, Entry{Scenario: s, Dir: path.Dir(e.Path)})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("view: %w", err)
+	entries := make([]Entry, 0, len(listed))
+	for _, l := range listed {
+		entries = append(entries, Entry{Scenario: l.Scenario, Dir: l.Dir})
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]

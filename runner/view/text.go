@@ -134,18 +134,30 @@ func Bytes(n int) string {
 	}
 }
 
+// TimeBreakdown is a scenario's duration with its parts: "12.0s (setup 1.1s, model 2.5s,
+// tools 3.3s, verification 5.1s)".
+func TimeBreakdown(s result.Scenario) string {
+	parts := make([]string, 0, 5)
+	for _, p := range s.TimeParts() {
+		parts = append(parts, p.Name+" "+Duration(p.Time))
+	}
+	return Duration(s.Duration) + " (" + strings.Join(parts, ", ") + ")"
+}
+
 // Duration is d rounded for reading: 850ms, 12.3s, 4m05s.
 func Duration(m result.Millis) string {
+	// Rounded, not truncated (7.97 ms is 8ms), each unit before the next is chosen, so
+	// 999.7 ms reads 1.0s rather than 1000ms.
 	d := m.Duration()
-	switch {
-	case d <= 0:
+	if d <= 0 {
 		return "0s"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	default:
-		d = d.Round(time.Second)
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
+	if r := d.Round(time.Millisecond); r < time.Second {
+		return fmt.Sprintf("%dms", r.Milliseconds())
+	}
+	if r := d.Round(100 * time.Millisecond); r < time.Minute {
+		return fmt.Sprintf("%.1fs", r.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }

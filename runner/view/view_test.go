@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
@@ -38,7 +40,8 @@ func writeScenario(t testing.TB, out, dir string, s result.Scenario, events [][2
 	assert.NilError(t, os.MkdirAll(d, 0o755))
 	b, err := json.Marshal(s)
 	assert.NilError(t, err)
-	assert.NilError(t, os.WriteFile(filepath.Join(d, "result.json"), b, 0o644))
+	// Listed in the manifest, as runner writes a result: Load reads nothing else.
+	assert.NilError(t, merge.WriteResult(out, filepath.ToSlash(dir)+"/result.json", b))
 	var tr bytes.Buffer
 	for i, ev := range events {
 		data, err := json.Marshal(ev[1])
@@ -422,7 +425,7 @@ func TestOlderOutputWithNanoseconds(t *testing.T) {
 	assert.NilError(t, WriteIndex(&index, entries, "old", time.Unix(0, 0)))
 	assert.Check(t, is.Contains(index.String(), ">12.3s<"))
 	assert.NilError(t, WritePage(&page, st))
-	assert.Check(t, is.Contains(page.String(), "12.3s (model 2.5s, tools 750ms)"))
+	assert.Check(t, is.Contains(page.String(), "12.3s (model 2.5s, tools 750ms, other 9.1s)"), "an older record: no setup or verification time, the rest is other")
 	assert.Check(t, is.Contains(page.String(), "<span>2.5s</span>"), "the step's model time")
 	assert.NilError(t, WriteText(&text, st, false))
 	assert.Check(t, is.Contains(text.String(), "12.3s"), text.String())
@@ -496,4 +499,94 @@ func TestDiffPageInChromium(t *testing.T) {
 		}
 	}
 	assert.Check(t, green > 200, "the added lines are not shaded on the screenshot (%d green pixels)", green)
+}
+
+// TestFilterLinkMatchesExactly opens the index in headless Chromium through FilterLink,
+// the link of bench.html's grid cells: only that model's runs of that scenario are shown
+// (the link once filtered by words, so "oracle" also showed oracle:fail=0.3,seed=1 and
+// "greet" also greet-matrix[...]).
+func TestFilterLinkMatchesExactly(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is missing in CI: .ci/run installs it")
+		}
+		t.Skip("chromium not installed (Debian package chromium)")
+	}
+	out := t.TempDir()
+	i := 0
+	for _, m := range []string{"oracle", "oracle:fail=0.3,seed=1"} {
+		for _, name := range []string{"greet", "greet-matrix[lang=sh,word=hello world]"} {
+			for rep := 1; rep <= 2; rep++ {
+				s := result.Scenario{Name: name, File: "t.yaml", Model: m, Repeat: rep, Repeats: 2, Index: i, Status: result.Passed}
+				writeScenario(t, out, fmt.Sprintf("%02d", i), s, nil)
+				i++
+			}
+		}
+	}
+	// The same model and scenario run by an external agent: a row of its own.
+	for rep := 1; rep <= 2; rep++ {
+		s := result.Scenario{Name: "greet", File: "t.yaml", Model: "oracle", Agent: "codex", Repeat: rep, Repeats: 2, Index: i, Status: result.Passed}
+		writeScenario(t, out, fmt.Sprintf("%02d", i), s, nil)
+		i++
+	}
+	_, err := Write(out)
+	assert.NilError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	profile := t.TempDir()
+	for _, tc := range []struct{ model, agent, scenario string }{
+		{"oracle", "", "greet"},
+		{"oracle", "codex", "greet"},
+		{"oracle:fail=0.3,seed=1", "", "greet-matrix[lang=sh,word=hello world]"},
+	} {
+		link := FilterLink(tc.model, tc.agent, tc.scenario)
+		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+			"--no-first-run", "--user-data-dir="+profile, "--dump-dom", "file://"+filepath.ToSlash(out)+"/"+link)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		assert.NilError(t, cmd.Run(), "chromium: %s", stderr.String())
+		dom := stdout.String()
+		assert.Assert(t, is.Contains(dom, `data-ready="1"`), "the filter script did not run:\n%.2000s", dom)
+		assert.Check(t, strings.Contains(dom, "2 of 10 shown"), "%s: %s", link, dom[strings.Index(dom, `id="shown"`):][:80])
+		for _, row := range regexp.MustCompile(`<tr [^>]*>`).FindAllString(dom, -1) {
+			if strings.Contains(row, "hidden") {
+				continue
+			}
+			assert.Check(t, is.Contains(row, `data-model="`+html.EscapeString(tc.model)+`"`), row)
+			assert.Check(t, is.Contains(row, `data-agent="`+html.EscapeString(tc.agent)+`"`), row)
+			assert.Check(t, is.Contains(row, `data-scenario="`+html.EscapeString(tc.scenario)+`"`), row)
+		}
+	}
+}
+
+// TestUnlistedResultIsNotShown is the attack of an agent that writes a result.json of its
+// own ("passed") into a workspace kept under --out, or of files left by another run: the
+// index shows the results the directory's manifest lists and nothing else.
+func TestUnlistedResultIsNotShown(t *testing.T) {
+	out := t.TempDir()
+	writeScenario(t, out, "real", result.Scenario{Name: "real", File: "t.yaml", Model: "oracle", Status: result.Failed, Reason: "it failed"}, nil)
+	forged, err := json.Marshal(result.Scenario{Name: "forged", File: "t.yaml", Model: "oracle", Status: result.Passed})
+	assert.NilError(t, err)
+	kept := filepath.Join(out, "real", "workspace", "sub")
+	assert.NilError(t, os.MkdirAll(kept, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(kept, "result.json"), forged, 0o644))
+	assert.NilError(t, os.MkdirAll(filepath.Join(out, "other"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(out, "other", "result.json"), forged, 0o644))
+
+	entries, err := Load(out)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1)
+	assert.Equal(t, entries[0].Name, "real")
+	index, err := Write(out)
+	assert.NilError(t, err)
+	b, err := os.ReadFile(index)
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(b), "forged"), "an unlisted result.json reached the index")
 }

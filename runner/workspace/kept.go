@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/agentrunner/runner/runner/workspace/door"
 )
 
 // KeptMarker is the file runner writes at the top of every workspace it keeps
@@ -41,7 +43,7 @@ func markKept(dir string) error {
 	if err := root.RemoveAll(KeptMarker); err != nil {
 		return err
 	}
-	f, err := root.OpenFile(KeptMarker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := door.Create(root, KeptMarker, 0o644) // new, exclusive: nothing the agent left is followed
 	if err != nil {
 		return err
 	}

@@ -87,6 +87,8 @@ func toResult(o outcome, timeout time.Duration) tools.Result {
 		b.WriteByte('\n')
 	}
 	switch {
+	case o.timedOut && o.stuck.String() != "":
+		fmt.Fprintf(&b, "[timed out after %s while %s: the command and every process it started were killed; exit code %d]", timeout, o.stuck, o.exitCode)
 	case o.timedOut:
 		fmt.Fprintf(&b, "[timed out after %s: the command and every process it started were killed; exit code %d]", timeout, o.exitCode)
 	case o.signal != 0:

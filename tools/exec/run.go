@@ -76,6 +76,8 @@ type outcome struct {
 	canceled bool
 	duration time.Duration
 	sandbox  string
+	// stuck is what the command was doing when its timeout killed it.
+	stuck Stuck
 }
 
 // run starts s in its own session and process group, stdout and stderr sharing one pipe so
@@ -141,8 +143,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 
 	tctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	// AfterFunc costs no goroutine until the context ends.
-	stop := context.AfterFunc(tctx, func() { killGroup(pgid) })
+	kill := killWhenDone(ctx, tctx, pgid)
 
 	buf := newCapture(OutputLimit)
 	var all io.Writer = buf
@@ -160,7 +161,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	// Wait for the leader, without reaping it where the platform can (see awaitLeader),
 	// then kill what is left of its group.
 	awaitLeader(cmd, pgid)
-	stop()
+	kill.stop()
 	killGroup(pgid)
 	_ = cmd.Wait() // a non-zero exit is an *ExitError; ProcessState describes it
 	out.duration = time.Since(start)
@@ -177,10 +178,44 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	}
 
 	out.timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if out.timedOut {
+		out.stuck = kill.stuck()
+	}
 	out.canceled = ctx.Err() != nil
 	out.exitCode, out.signal = exitStatus(cmd.ProcessState)
 	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
 	return out, nil
+}
+
+// groupKill kills a command's process group when its context (tctx, under ctx) ends.
+type groupKill struct {
+	stop func() bool
+	mu   sync.Mutex
+	at   Stuck
+}
+
+// killWhenDone arms the kill; AfterFunc costs no goroutine until the context ends. When
+// the timeout ends it (not ctx), what the processes were doing is read just before they
+// are killed, for the message.
+func killWhenDone(ctx, tctx context.Context, pgid int) *groupKill {
+	k := &groupKill{}
+	k.stop = context.AfterFunc(tctx, func() {
+		if ctx.Err() == nil {
+			st := stuck(pgid)
+			k.mu.Lock()
+			k.at = st
+			k.mu.Unlock()
+		}
+		killGroup(pgid)
+	})
+	return k
+}
+
+// stuck is what the processes were doing when the timeout killed them (see Stuck).
+func (k *groupKill) stuck() Stuck {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.at
 }
 
 // stdinOf keeps a nil *os.File from becoming a non-nil io.Reader.

@@ -21,6 +21,8 @@ type ShellResult struct {
 	// Signal names the signal that ended the command ("" when it exited).
 	Signal   string
 	TimedOut bool
+	// Stuck is what a command that timed out was doing when it was killed.
+	Stuck    Stuck
 	Canceled bool
 	Duration time.Duration
 }
@@ -59,7 +61,7 @@ func RunShellInput(ctx context.Context, ws *tools.Workspace, command string, tim
 	}
 	res := ShellResult{
 		Output: o.output, Stdout: o.stdout, ExitCode: o.exitCode,
-		TimedOut: o.timedOut, Canceled: o.canceled, Duration: o.duration,
+		TimedOut: o.timedOut, Stuck: o.stuck, Canceled: o.canceled, Duration: o.duration,
 	}
 	if o.signal != 0 {
 		res.Signal = signalName(o.signal)

@@ -167,14 +167,12 @@ func statusError(resp *http.Response) error {
 
 // providerError classifies an error of Step as the retry wrapper needs it.
 func (m *Model) providerError(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The caller's deadline or the retry wrapper's request timeout: it decides.
-		return &model.ProviderError{Provider: "anthropic", Host: m.Host(), Err: err}
-	}
-	var pe *model.ProviderError
-	if errors.As(err, &pe) {
-		return err
-	}
+	return model.ClassifyError("anthropic", m.Host(), err, m.classify)
+}
+
+// classify reads Anthropic's error object and a response that does not parse; nil for
+// other errors.
+func (m *Model) classify(err error) error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		if ae.Status == 0 {
@@ -186,11 +184,7 @@ func (m *Model) providerError(err error) error {
 	if errors.As(err, &bad) {
 		return &model.ProviderError{Provider: "anthropic", Host: m.Host(), Message: "unexpected response: " + model.Truncate(err.Error(), 300), Err: err}
 	}
-	pe = model.TransportError("anthropic", m.Host(), err)
-	if !pe.Temporary {
-		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-	}
-	return pe
+	return nil
 }
 
 // streamError classifies an error event: the server gave up mid-answer. Anthropic sends

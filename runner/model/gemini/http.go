@@ -146,21 +146,14 @@ func statusError(resp *http.Response) *apiError {
 
 // providerError classifies an error of Step as the retry wrapper needs it.
 func (m *Model) providerError(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The caller's deadline or the retry wrapper's request timeout: it decides.
-		return &model.ProviderError{Provider: "gemini", Host: m.Host(), Err: err}
-	}
-	var pe *model.ProviderError
-	if errors.As(err, &pe) {
-		return err
-	}
+	return model.ClassifyError("gemini", m.Host(), err, m.classify)
+}
+
+// classify reads the Gemini API's error object; nil for other errors.
+func (m *Model) classify(err error) error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		pe = model.TransportError("gemini", m.Host(), err)
-		if !pe.Temporary {
-			pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-		}
-		return pe
+		return nil
 	}
 	code := ae.Code // the error object's code wins over the HTTP status, as in the SDK
 	if code == 0 {

@@ -98,25 +98,13 @@ func (e *signError) Unwrap() error { return e.err }
 
 // sendError classifies a request that got no response, or whose body broke off.
 func (m *Model) sendError(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The caller's deadline or the retry wrapper's request timeout: it decides.
-		return &model.ProviderError{Provider: "ollama", Host: m.Host(), Err: err}
-	}
-	var se *signError
-	if errors.As(err, &se) {
-		return &model.ProviderError{Provider: "ollama", Host: m.Host(), Message: se.Error(), Err: err}
-	}
-	return m.transportError(err)
-}
-
-// transportError classifies an error without a status: a failed connection is
-// temporary, anything else is an unexpected response.
-func (m *Model) transportError(err error) *model.ProviderError {
-	pe := model.TransportError("ollama", m.Host(), err)
-	if !pe.Temporary {
-		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-	}
-	return pe
+	return model.ClassifyError("ollama", m.Host(), err, func(err error) error {
+		var se *signError
+		if errors.As(err, &se) {
+			return &model.ProviderError{Provider: "ollama", Host: m.Host(), Message: se.Error(), Err: err}
+		}
+		return nil
+	})
 }
 
 // statusError reads an error response: {"error": "..."} as Ollama sends it, or whatever

@@ -172,14 +172,12 @@ func usesCompletionTokens(baseURL, name string) bool {
 
 // providerError maps go-openai's errors to a classified ProviderError.
 func (m *Model) providerError(err error, capture *wire.Capture) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The caller's deadline or the retry wrapper's request timeout: it decides.
-		return &model.ProviderError{Provider: "openai", Host: m.Host(), Err: err}
-	}
-	var pe *model.ProviderError
-	if errors.As(err, &pe) {
-		return err // already classified (a stream cut short)
-	}
+	return model.ClassifyError("openai", m.Host(), err, func(err error) error { return m.classify(err, capture) })
+}
+
+// classify reads go-openai's error types, with the status and Retry-After the capture
+// saw; nil for other errors.
+func (m *Model) classify(err error, capture *wire.Capture) error {
 	status, retryAfterHeader := capture.Status()
 	retryAfter, _ := model.ParseRetryAfter(retryAfterHeader, time.Now())
 	var apiErr *goopenai.APIError
@@ -201,11 +199,7 @@ func (m *Model) providerError(err error, capture *wire.Capture) error {
 		// An error object inside a 200 stream: the server gave up mid-answer.
 		return &model.ProviderError{Provider: "openai", Host: m.Host(), Message: apiErr.Message, Err: err}
 	}
-	pe = model.TransportError("openai", m.Host(), err)
-	if !pe.Temporary {
-		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-	}
-	return pe
+	return nil
 }
 
 // usage is runner's count of the server's: prompt_tokens includes the cached ones, which

@@ -243,14 +243,12 @@ func renderTools(specs []tools.Spec) ([]goopenai.ResponseTool, error) {
 
 // providerError maps go-openai's errors to a classified ProviderError.
 func (m *Model) providerError(err error, capture *wire.Capture) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		// The caller's deadline or the retry wrapper's request timeout: it decides.
-		return &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Err: err}
-	}
-	var pe *model.ProviderError
-	if errors.As(err, &pe) {
-		return err
-	}
+	return model.ClassifyError("openai-responses", m.Host(), err, func(err error) error { return m.classify(err, capture) })
+}
+
+// classify reads go-openai's error types, with the status and Retry-After the capture
+// saw; nil for other errors.
+func (m *Model) classify(err error, capture *wire.Capture) error {
 	status, retryAfterHeader := capture.Status()
 	retryAfter, _ := model.ParseRetryAfter(retryAfterHeader, time.Now())
 	var apiErr *goopenai.APIError
@@ -270,9 +268,5 @@ func (m *Model) providerError(err error, capture *wire.Capture) error {
 		// An error object inside a 200 stream: the server gave up mid-answer.
 		return &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: apiErr.Message, Err: err}
 	}
-	pe = model.TransportError("openai-responses", m.Host(), err)
-	if !pe.Temporary {
-		pe.Message = "unexpected response: " + model.Truncate(err.Error(), 300)
-	}
-	return pe
+	return nil
 }

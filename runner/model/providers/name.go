@@ -2,10 +2,8 @@ package providers
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/agentrunner/runner/runner/model/oracle"
 	"github.com/agentrunner/runner/runner/task"
 )
 
@@ -41,19 +39,28 @@ func SplitList(values ...string) []string {
 // reference).
 func CheckName(spec string) error {
 	provider, name := Split(spec)
-	switch {
-	case provider == "":
-		return fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Known, ", "))
-	case provider == "oracle" && name != "":
-		if _, err := oracle.ParseFlaky(name); err != nil {
+	if err := checkProvider(spec, provider); err != nil {
+		return err
+	}
+	if row, _ := Lookup(provider); row.CheckName != nil {
+		if err := row.CheckName(name); err != nil {
 			return fmt.Errorf("model %q: %w", spec, err)
 		}
-		return nil
-	case slices.Contains(Known, provider):
+	}
+	return nil
+}
+
+// checkProvider reports a name whose provider is missing or unknown.
+func checkProvider(spec, provider string) error {
+	_, known := Lookup(provider)
+	switch {
+	case provider == "":
+		return fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Names(), ", "))
+	case known:
 		return nil
 	case !strings.Contains(spec, ":"):
 		return fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
-			spec, spec, strings.Join(Known, ", "))
+			spec, spec, strings.Join(Names(), ", "))
 	}
 	return unknownProvider(spec, provider)
 }
@@ -62,10 +69,10 @@ func CheckName(spec string) error {
 // mean": a misspelt provider (olama:) or an Ollama tag given bare (qwen3:4b).
 func unknownProvider(spec, provider string) error {
 	hint := ""
-	if best := task.Closest(provider, Known); best != "" {
+	if best := task.Closest(provider, Names()); best != "" {
 		hint = fmt.Sprintf("; did you mean %q?", best+strings.TrimPrefix(spec, provider))
 	} else if _, model := Split(spec); model != "" && !strings.ContainsAny(model, ":/") {
 		hint = fmt.Sprintf("; did you mean %q (an Ollama model NAME:TAG)?", "ollama:"+spec)
 	}
-	return fmt.Errorf("model %q: unknown provider %q%s (providers: %s)", spec, provider, hint, strings.Join(Known, ", "))
+	return fmt.Errorf("model %q: unknown provider %q%s (providers: %s)", spec, provider, hint, strings.Join(Names(), ", "))
 }

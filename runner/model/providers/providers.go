@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,7 +74,7 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		return nil, err
 	}
 	if o.Replay != "" && provider != "replay" {
-		if !slices.Contains(Known, provider) {
+		if _, known := Lookup(provider); !known {
 			return nil, unknownProvider(spec, provider)
 		}
 		c, err := openCassette(o.Replay, getenv)
@@ -84,33 +83,23 @@ func Open(spec string, o OpenOptions) (model.Model, error) {
 		}
 		return replay.Play(c, spec, o.Scenario), nil
 	}
-	if provider == "replay" {
-		if name == "" {
-			return nil, fmt.Errorf("model %q: name the cassette directory: replay:DIR", spec)
-		}
-		if o.Record != "" {
-			return nil, fmt.Errorf("model %q: cannot record a replay", spec)
-		}
-		c, err := openCassette(name, getenv)
-		if err != nil {
-			return nil, fmt.Errorf("model %q: %w", spec, err)
-		}
-		return replay.Play(c, "", o.Scenario), nil
+	if err := checkProvider(spec, provider); err != nil {
+		return nil, err
 	}
-	row, known := Lookup(provider)
-	switch {
-	case provider == "":
-		return nil, fmt.Errorf("no model given: use PROVIDER:MODEL, e.g. ollama:qwen3:4b (providers: %s)", strings.Join(Known, ", "))
-	case !known && !strings.Contains(spec, ":"):
-		return nil, fmt.Errorf("model %q has no provider: use PROVIDER:MODEL, e.g. ollama:%s (providers: %s)",
-			spec, spec, strings.Join(Known, ", "))
-	case !known:
-		return nil, unknownProvider(spec, provider)
-	}
-	m, err := row.open(name, o, getenv)
+	row, _ := Lookup(provider)
+	m, err := row.New(name, o, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
+	if row.Recorded {
+		return m, nil
+	}
+	return wrap(m, row, o, getenv)
+}
+
+// wrap puts around a provider's model what every run's model gets: retries with a
+// request timeout, the tool-call parser, and the recorder of --record.
+func wrap(m model.Model, row Provider, o OpenOptions, getenv func(string) string) (model.Model, error) {
 	ro := o.Retry
 	if o.Retries > 0 {
 		ro.Attempts = o.Retries
@@ -163,15 +152,8 @@ type Checker interface {
 
 // Check runs m's pre-flight check, looking through wrappers; models without one pass.
 func Check(ctx context.Context, m model.Model) error {
-	for m != nil {
-		if c, ok := m.(Checker); ok {
-			return model.Redacted(c.Check(ctx)) // messages name the server, with its user info
-		}
-		u, ok := m.(interface{ Unwrap() model.Model })
-		if !ok {
-			return nil
-		}
-		m = u.Unwrap()
+	if c, ok := model.Find[Checker](m); ok {
+		return model.Redacted(c.Check(ctx)) // messages name the server, with its user info
 	}
 	return nil
 }
@@ -191,7 +173,7 @@ type Loader interface {
 // Probe describes m through its server, looking through wrappers. Models without a
 // prober run their pre-flight check and return nil.
 func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
-	if p, ok := find[Prober](m); ok {
+	if p, ok := model.Find[Prober](m); ok {
 		info, err := p.Probe(ctx)
 		if err != nil {
 			return nil, model.Redacted(err)
@@ -203,20 +185,4 @@ func Probe(ctx context.Context, m model.Model) (*model.Info, error) {
 
 // FindLoader returns m's Loader, looking through wrappers; false for providers whose
 // models need no loading.
-func FindLoader(m model.Model) (Loader, bool) { return find[Loader](m) }
-
-// find looks for an implementation of T in m or the models it wraps.
-func find[T any](m model.Model) (T, bool) {
-	for m != nil {
-		if t, ok := m.(T); ok {
-			return t, true
-		}
-		u, ok := m.(interface{ Unwrap() model.Model })
-		if !ok {
-			break
-		}
-		m = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
+func FindLoader(m model.Model) (Loader, bool) { return model.Find[Loader](m) }

@@ -403,3 +403,12 @@ func probeBwrap(ctx context.Context) (tools.CommandWrapper, string, error) {
 		path, b.describeLimits(), describeGaps(b.gaps(false)))
 	return b, reason, nil
 }
+
+// gaps: what bwrap leaves open here (see Gaps).
+func (b *bwrapSandbox) gaps(network bool) []string {
+	g := b.limitGaps()
+	if network {
+		g = append(g, "network: true shares the host's network namespace: loopback services and abstract unix sockets are reachable")
+	}
+	return g
+}

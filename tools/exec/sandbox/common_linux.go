@@ -50,6 +50,19 @@ func (l *launcher) describeLimits() string {
 		d.CPUSeconds, d.MemoryMB, per, d.FileSizeMB, d.Processes)
 }
 
+// limitGaps are the launcher's: memory per process without a memory cgroup, no process
+// cap as root without a pids cgroup.
+func (l *launcher) limitGaps() []string {
+	var g []string
+	if l.memoryScope() != MemoryPerCommand {
+		g = append(g, "memory_mb per process, not per command (no memory cgroup)")
+	}
+	if l.cgroup == nil && os.Geteuid() == 0 {
+		g = append(g, "no process limit (root without a pids cgroup)")
+	}
+	return g
+}
+
 // describeGaps ends Probe's reason: what the mode lacks here, for commands without network.
 func describeGaps(g []string) string {
 	if len(g) == 0 {

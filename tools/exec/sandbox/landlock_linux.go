@@ -133,6 +133,30 @@ func probeLandlock(ctx context.Context) (tools.CommandWrapper, string, error) {
 	return l, reason, nil
 }
 
+// gaps: what Landlock leaves open here (see Gaps).
+func (l *landlockSandbox) gaps(network bool) []string {
+	g := l.limitGaps()
+	g = append(g, "other processes' command lines, the runner's included, readable in /proc")
+	owner := "the user's own files"
+	if os.Geteuid() == 0 {
+		owner = "any file (running as root)"
+	}
+	g = append(g, "timestamps and mode bits of "+owner+" outside the workspace can change (Landlock has no right for them; auto prefers bwrap)")
+	if l.abi < 4 && !network {
+		g = append(g, fmt.Sprintf("TCP not blocked (Landlock ABI %d, needs 4)", l.abi))
+	}
+	if l.abi < 6 {
+		g = append(g, fmt.Sprintf("signals to processes outside not blocked (Landlock ABI %d, needs 6)", l.abi))
+	}
+	switch {
+	case !l.seccomp:
+		g = append(g, "no seccomp filter for this architecture: unix sockets, UDP, TCP Fast Open, extended attributes and set-user-ID bits open")
+	case network:
+		g = append(g, "network: true opens UDP and host unix sockets too")
+	}
+	return g
+}
+
 // writable lists what a Landlock-confined command may write: its workspace, its private
 // temp dir, its layer over the run's shared cache (the cache itself only for a setup
 // command: see tools.Workspace.CacheHome), and the workspace's Writable (a verification

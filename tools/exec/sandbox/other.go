@@ -11,6 +11,8 @@ import (
 
 var errNotLinux = errors.New("needs Linux")
 
+// The modes that need Linux keep their rows everywhere (a task file names its mode on any
+// machine), and probe to errNotLinux elsewhere.
 func probeBwrap(context.Context) (tools.CommandWrapper, string, error) { return nil, "", errNotLinux }
 func probeLandlock(context.Context) (tools.CommandWrapper, string, error) {
 	return nil, "", errNotLinux

@@ -19,6 +19,10 @@
 //     for what stays open.
 //   - none: the command runs as it is, with a warning.
 //
+// Each mode is a row of Modes (modes.go) that carries its name, help, probe and place in
+// auto's order, and a file of its own: its wrapper, probe and gaps (bwrap_linux.go,
+// landlock_linux.go, none.go).
+//
 // Both set resource limits (see DefaultLimits), where they cost least and cannot be raced:
 // the Landlock helper calls setrlimit before it executes the command; bwrap holds the
 // sandbox's first process (--block-fd) until the runner has applied them with prlimit(2),
@@ -42,68 +46,7 @@
 // Wrapped commands must be released (Release, see tools/exec.Releaser) once finished.
 package sandbox
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"os/exec"
-	"slices"
-	"strings"
-	"sync"
-
-	"github.com/agentrunner/runner/tools"
-)
-
-// Sandbox modes, as a task file's sandbox key spells them.
-const (
-	ModeAuto     = "auto"
-	ModeBwrap    = "bwrap"
-	ModeLandlock = "landlock"
-	ModeNone     = "none"
-)
-
-// Mode is one row of the registry of sandbox modes: the task file's sandbox key, the
-// --sandbox flags, their help and messages, and the task schema all read Modes.
-type Mode struct {
-	Name string
-	// Help is the one line the schema and --help show.
-	Help string
-}
-
-// Modes are the sandbox modes, strongest choice first.
-var Modes = []Mode{
-	{ModeAuto, "the strongest that works here: bwrap, then landlock, else none with a warning"},
-	{ModeBwrap, "bubblewrap: own mount, PID and network namespaces, the view bind-mounted read-only"},
-	{ModeLandlock, "Landlock and seccomp applied by a re-executed helper"},
-	{ModeNone, "no confinement: commands run as the runner"},
-}
-
-// ModeNames lists the names of Modes, in order.
-func ModeNames() []string {
-	out := make([]string, len(Modes))
-	for i, m := range Modes {
-		out[i] = m.Name
-	}
-	return out
-}
-
-// ModeChoices is "auto, bwrap, landlock or none", for help and messages.
-func ModeChoices() string {
-	names := ModeNames()
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// ErrUnknownMode is what CheckMode and Probe return for a name not in Modes.
-var ErrUnknownMode = errors.New("unknown sandbox mode")
-
-// CheckMode returns nil for a mode in Modes or "" (auto), else an error wrapping
-// ErrUnknownMode that lists the modes.
-func CheckMode(mode string) error {
-	if mode == "" || slices.Contains(ModeNames(), mode) {
-		return nil
-	}
-	return fmt.Errorf("%w %q (want %s)", ErrUnknownMode, mode, ModeChoices())
-}
+import "github.com/agentrunner/runner/tools"
 
 // DefaultLimits are the resource limits of a sandboxed command when the task sets none.
 // Each applies to every process of the command (except Processes, see below):
@@ -138,79 +81,6 @@ func EffectiveLimits(l tools.Limits) tools.Limits {
 		l.Processes = DefaultLimits.Processes
 	}
 	return l
-}
-
-// None returns the wrapper that runs commands unconfined.
-func None() tools.CommandWrapper { return none{} }
-
-type none struct{}
-
-func (none) Name() string                           { return ModeNone }
-func (none) Wrap(*exec.Cmd, *tools.Workspace) error { return nil }
-
-type probeResult struct {
-	wrapper tools.CommandWrapper
-	reason  string
-	err     error
-}
-
-// probes caches each mode's probe: the machine does not change during a run, and a probe
-// runs a command.
-var probes = struct {
-	sync.Mutex
-	done map[string]probeResult
-}{done: map[string]probeResult{}}
-
-// Probe returns the wrapper for mode (one of Modes; "" means auto) and a
-// sentence describing the confinement for the run's log. auto takes the first of bwrap and
-// landlock that works, and otherwise returns the none wrapper with a warning as the reason;
-// an explicit mode that does not work is an error. Each mode is probed once per process,
-// by running a command through it.
-func Probe(ctx context.Context, mode string) (tools.CommandWrapper, string, error) {
-	switch mode {
-	case "", ModeAuto:
-		var why []string
-		for _, m := range []string{ModeBwrap, ModeLandlock} {
-			w, reason, err := probeOnce(ctx, m)
-			if err == nil {
-				return w, reason, nil
-			}
-			why = append(why, fmt.Sprintf("%s: %v", m, err))
-		}
-		return none{}, "WARNING: no sandbox works on this machine, commands run unconfined (" + strings.Join(why, "; ") + ")", nil
-	case ModeNone:
-		return none{}, "sandbox none: commands run unconfined", nil
-	case ModeBwrap, ModeLandlock:
-		return probeOnce(ctx, mode)
-	}
-	if err := CheckMode(mode); err != nil {
-		return nil, "", err
-	}
-	return nil, "", fmt.Errorf("sandbox mode %q has no probe", mode) // Modes and this switch disagree
-}
-
-func probeOnce(ctx context.Context, mode string) (tools.CommandWrapper, string, error) {
-	probes.Lock()
-	defer probes.Unlock()
-	if r, ok := probes.done[mode]; ok {
-		return r.wrapper, r.reason, r.err
-	}
-	var r probeResult
-	switch mode {
-	case ModeBwrap:
-		r.wrapper, r.reason, r.err = probeBwrap(ctx)
-	case ModeLandlock:
-		r.wrapper, r.reason, r.err = probeLandlock(ctx)
-	}
-	if r.err != nil {
-		r.err = fmt.Errorf("sandbox %s: %w", mode, r.err)
-		r.wrapper = nil
-	}
-	// A cancelled probe says nothing about the machine: let the next caller try again.
-	if ctx.Err() == nil {
-		probes.done[mode] = r
-	}
-	return r.wrapper, r.reason, r.err
 }
 
 // How memory_mb applies, as Gaps and the probe's reason say it.
