@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
+	"github.com/agentrunner/runner/tools"
 )
 
 // Canonical is the workspace's path as the model sees it (see Server.canonical).
@@ -78,6 +80,7 @@ type Server struct {
 	mu      sync.Mutex
 	out     agent.Outcome
 	prev    []model.Message // the last request's conversation, for what is new
+	tools   []string        // the last request's tool names
 	pending map[string]pendingCall
 	refused chan struct{} // closed at the first request past max_steps, or that could not be read
 	refusal string
@@ -257,6 +260,9 @@ func (r *refusal) Error() string { return r.msg }
 func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, int, error) {
 	now := s.now()
 	s.mu.Lock()
+	// The results the request carries are of calls the agent ran, whether or not the
+	// request itself is answered: a refused one's are still the agent's work.
+	results := s.answered(in, now)
 	if s.out.Steps >= s.cfg.MaxSteps {
 		first := s.refusal == ""
 		if first {
@@ -266,6 +272,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 		}
 		msg, step := s.refusal, s.out.Steps
 		s.mu.Unlock()
+		s.recordResults(results)
 		_ = s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Refused: msg})
 		return nil, 0, &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: msg}
 	}
@@ -273,20 +280,18 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	step := s.out.Steps
 	in.req.External = true
 	sent := s.newMessages(in.req.Messages)
-	results := s.answered(step, in, now)
 	s.prev = in.req.Messages
+	offered := s.newTools(in.req.Tools)
 	s.mu.Unlock()
 
-	for _, tc := range results {
-		if err := s.cfg.Record.Write(tc.step, tc.event); err != nil {
-			return nil, step, s.fail(err)
-		}
+	if err := s.recordResults(results); err != nil {
+		return nil, step, s.fail(err)
 	}
 	last := ""
 	if n := len(in.req.Messages); n > 0 {
 		last = in.req.Messages[n-1].Role
 	}
-	if err := s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Last: last, Sent: sent}); err != nil {
+	if err := s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Last: last, Sent: sent, Tools: offered}); err != nil {
 		return nil, step, s.fail(err)
 	}
 	start := s.now()
@@ -343,6 +348,16 @@ func (s *Server) budgetSpent(err error) error {
 	return &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: err.Error()}
 }
 
+// recordResults writes the tool_call events of the results a request brought.
+func (s *Server) recordResults(results []toolResult) error {
+	for _, tc := range results {
+		if err := s.cfg.Record.Write(tc.step, tc.event); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fail keeps the first infrastructure failure (the model's, the transcript's): the
 // scenario errors with it, as the loop's would.
 func (s *Server) fail(err error) error {
@@ -375,6 +390,21 @@ func (s *Server) newMessages(msgs []model.Message) []transcript.Sent {
 	return out
 }
 
+// newTools is the names of the tools offered, when they differ from the previous
+// request's (nil when they do not): what the agent offered its model, without repeating
+// the list (Claude Code's is 25 tools) at every step. Called with s.mu held.
+func (s *Server) newTools(specs []tools.Spec) []string {
+	names := make([]string, len(specs))
+	for i, t := range specs {
+		names[i] = t.Name
+	}
+	if slices.Equal(names, s.tools) {
+		return nil
+	}
+	s.tools = names
+	return names
+}
+
 func sameMessage(a, b model.Message) bool {
 	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
@@ -396,7 +426,7 @@ type toolResult struct {
 // answered turns the tool results in the request that answer pending calls into calls the
 // agent executed: their events (in the step of the response that made the call, the time
 // since that response as their duration) and their records. Called with s.mu held.
-func (s *Server) answered(step int, in *inbound, now time.Time) []toolResult {
+func (s *Server) answered(in *inbound, now time.Time) []toolResult {
 	var out []toolResult
 	for _, m := range in.req.Messages {
 		if m.Role != model.RoleTool {
@@ -417,7 +447,6 @@ func (s *Server) answered(step int, in *inbound, now time.Time) []toolResult {
 			Executed: true, Success: ok, Duration: result.Millis(took)})
 		s.out.ToolTime += took
 	}
-	_ = step
 	return out
 }
 

@@ -61,8 +61,11 @@ type (
 		Messages int    `json:"messages"`
 		Last     string `json:"last_role"`
 		Sent     []Sent `json:"sent,omitempty"`
+		// Tools are the names of the tools an external agent's request offers, when they
+		// differ from its previous request's (the loop's are in start).
+		Tools []string `json:"tools,omitempty"`
 		// Refused says why runner's endpoint refused an external agent's request before
-		// any model saw it (max_steps, the budget, a body it could not read): no step.
+		// any model saw it (max_steps, a body it could not read): no step.
 		Refused string `json:"refused,omitempty"`
 	}
 	// Sent is one message added to the conversation. Content is kept for messages no

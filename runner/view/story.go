@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/agentrunner/runner/runner/merge"
+	"github.com/agentrunner/runner/runner/endpoint/forward"
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace/door"
@@ -83,6 +85,10 @@ type Story struct {
 	Setup       []transcript.Setup
 	Environment *transcript.Environment
 	MCP         []transcript.MCP
+	// Agent is an external agent's start (its kind, command line, protocol, endpoint)
+	// and AgentEnd its end (exit code, finished or not, killed, its output's tail); nil
+	// for runner's own loop.
+	Agent, AgentEnd *transcript.Agent
 	// Turns are the agent's steps (model request, response, tool calls), in order.
 	Turns []*Step
 	Files *result.FileChanges
@@ -104,6 +110,29 @@ type Step struct {
 	Response *transcript.Response
 	Calls    []*Call
 	Reminder string
+	// Refused are an external agent's requests runner's endpoint refused at this point,
+	// before any model saw them (max_steps, a body it could not read): why, each.
+	Refused []string
+}
+
+// Unanswered are the calls the step's response made that no tool_call event answers:
+// an external agent that never sent their result back (it stopped, or ran them as part
+// of another), or the loop's calls after task_complete, which are not run.
+func (s *Step) Unanswered() []model.ToolCall {
+	if s.Response == nil {
+		return nil
+	}
+	var out []model.ToolCall
+	for _, c := range s.Response.ToolCalls {
+		answered := false
+		for _, done := range s.Calls {
+			answered = answered || done.ID == c.ID && c.ID != ""
+		}
+		if !answered {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Call is one tool call: the policy's decision and the call with its result.
@@ -155,7 +184,18 @@ func ReadStory(out string, e Entry) *Story {
 		case *transcript.MCP:
 			st.MCP = append(st.MCP, *v)
 		case *transcript.Request:
+			if v.Refused != "" {
+				s := stepOf(ev.Step)
+				s.Refused = append(s.Refused, v.Refused)
+				continue
+			}
 			stepOf(ev.Step).Request = v
+		case *transcript.Agent:
+			if v.Exited {
+				st.AgentEnd = v
+			} else if st.Agent == nil {
+				st.Agent = v
+			}
 		case *transcript.Retry:
 			s := stepOf(ev.Step)
 			s.Retries = append(s.Retries, *v)
@@ -276,4 +316,14 @@ func PrettyJSON(raw []byte) string {
 		return s
 	}
 	return string(raw)
+}
+
+// AgentCommand is an external agent's command line as a person reads it: its arguments
+// joined, without the forwarder runner puts in front of it in a sandbox with a network
+// of its own (forwarded is then true).
+func AgentCommand(argv []string) (cmd string, forwarded bool) {
+	if len(argv) > 4 && argv[1] == forward.Arg {
+		argv, forwarded = argv[4:], true
+	}
+	return strings.Join(argv, " "), forwarded
 }
