@@ -16,8 +16,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/endpoint/forward"
+	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
