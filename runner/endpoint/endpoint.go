@@ -243,6 +243,13 @@ type inbound struct {
 	stream bool
 	// includeUsage asks for a usage chunk at the end of a chat completions stream.
 	includeUsage bool
+	// wire is how the agent named each tool it offered, by the name the model knows it
+	// by (the Responses front: namespaces, custom tools, client tool search), so a call
+	// is answered in kind; nil for the other fronts.
+	wire map[string]wireTool
+	// dropped are the tools offered that no model behind the endpoint can be given
+	// (hosted tools such as web_search, which a provider, not the agent, runs).
+	dropped []string
 }
 
 // refusal is a request the endpoint answers with an error instead of the model's.
@@ -281,7 +288,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	in.req.External = true
 	sent := s.newMessages(in.req.Messages)
 	s.prev = in.req.Messages
-	offered := s.newTools(in.req.Tools)
+	offered, dropped := s.newTools(in.req.Tools, in.dropped)
 	s.mu.Unlock()
 
 	if err := s.recordResults(results); err != nil {
@@ -291,7 +298,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	if n := len(in.req.Messages); n > 0 {
 		last = in.req.Messages[n-1].Role
 	}
-	if err := s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Last: last, Sent: sent, Tools: offered}); err != nil {
+	if err := s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Last: last, Sent: sent, Tools: offered, Dropped: dropped}); err != nil {
 		return nil, step, s.fail(err)
 	}
 	start := s.now()
@@ -390,19 +397,21 @@ func (s *Server) newMessages(msgs []model.Message) []transcript.Sent {
 	return out
 }
 
-// newTools is the names of the tools offered, when they differ from the previous
-// request's (nil when they do not): what the agent offered its model, without repeating
-// the list (Claude Code's is 25 tools) at every step. Called with s.mu held.
-func (s *Server) newTools(specs []tools.Spec) []string {
-	names := make([]string, len(specs))
+// newTools is the names of the tools offered and of those dropped, when they differ from
+// the previous request's (nil when they do not): what the agent offered its model,
+// without repeating the list (Claude Code's is 25 tools) at every step. Called with s.mu
+// held.
+func (s *Server) newTools(specs []tools.Spec, dropped []string) (offered, notGiven []string) {
+	names := make([]string, len(specs), len(specs)+len(dropped)+1)
 	for i, t := range specs {
 		names[i] = t.Name
 	}
-	if slices.Equal(names, s.tools) {
-		return nil
+	key := append(append(names, "\x00"), dropped...)
+	if slices.Equal(key, s.tools) {
+		return nil, nil
 	}
-	s.tools = names
-	return names
+	s.tools = key
+	return names, dropped
 }
 
 func sameMessage(a, b model.Message) bool {

@@ -26,8 +26,8 @@ var claudeCodeKind = Kind{
 	Args: func(in Invocation) []string {
 		args := []string{"-p", "--output-format", "stream-json", "--verbose",
 			"--dangerously-skip-permissions", "--no-session-persistence"}
-		if in.Model != "" {
-			args = append(args, "--model", in.Model)
+		if in.ModelID != "" {
+			args = append(args, "--model", in.ModelID)
 		}
 		if in.System != "" {
 			// Appended, not replacing: the program's own prompt is part of what is tested.
@@ -57,8 +57,8 @@ var claudeCodeKind = Kind{
 			// across runs would let one scenario's run steer the next.
 			"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
 			// Any background call for a "small fast model" goes to the run's model too.
-			"ANTHROPIC_SMALL_FAST_MODEL":    in.Model,
-			"ANTHROPIC_DEFAULT_HAIKU_MODEL": in.Model,
+			"ANTHROPIC_SMALL_FAST_MODEL":    in.ModelID,
+			"ANTHROPIC_DEFAULT_HAIKU_MODEL": in.ModelID,
 		}
 	},
 	PromptOnStdin: true, // a prompt starting with "-" would be read as an option

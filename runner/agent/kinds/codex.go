@@ -38,8 +38,8 @@ var codexKind = Kind{
 			"-c", "skills.bundled.enabled=false",
 			"--disable", "plugins", "--disable", "apps", "--disable", "multi_agent", "--disable", "goals",
 		}
-		if in.Model != "" {
-			args = append(args, "--model", in.Model)
+		if in.ModelID != "" {
+			args = append(args, "--model", in.ModelID)
 		}
 		if in.System != "" {
 			args = append(args, "-c", "developer_instructions="+tomlString(in.System))

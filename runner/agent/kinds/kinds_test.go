@@ -102,3 +102,13 @@ func TestHostileAgentOutputIsReadCheaply(t *testing.T) {
 		}
 	}
 }
+
+func TestModelID(t *testing.T) {
+	for in, want := range map[string]string{
+		"openai:gpt-5.5": "gpt-5.5", "ollama:qwen3:4b": "qwen3:4b", "oracle": "oracle", "x:": "x:",
+	} {
+		if got := ModelID(in); got != want {
+			t.Errorf("ModelID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
