@@ -279,7 +279,7 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 		}
 		msg, step := s.refusal, s.out.Steps
 		s.mu.Unlock()
-		s.recordResults(results)
+		_ = s.recordResults(results) // best effort, as the refusal's own event below: the refusal is the answer
 		_ = s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Refused: msg})
 		return nil, 0, &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: msg}
 	}

@@ -115,6 +115,25 @@ type Step struct {
 	Refused []string
 }
 
+// addRequest keeps a request event: the step's request, or one refused there.
+func (s *Step) addRequest(r *transcript.Request) {
+	if r.Refused != "" {
+		s.Refused = append(s.Refused, r.Refused)
+		return
+	}
+	s.Request = r
+}
+
+// addAgent keeps an external agent's start and end events.
+func (st *Story) addAgent(a *transcript.Agent) {
+	switch {
+	case a.Exited:
+		st.AgentEnd = a
+	case st.Agent == nil:
+		st.Agent = a
+	}
+}
+
 // Unanswered are the calls the step's response made that no tool_call event answers:
 // an external agent that never sent their result back (it stopped, or ran them as part
 // of another), or the loop's calls after task_complete, which are not run.
@@ -184,18 +203,9 @@ func ReadStory(out string, e Entry) *Story {
 		case *transcript.MCP:
 			st.MCP = append(st.MCP, *v)
 		case *transcript.Request:
-			if v.Refused != "" {
-				s := stepOf(ev.Step)
-				s.Refused = append(s.Refused, v.Refused)
-				continue
-			}
-			stepOf(ev.Step).Request = v
+			stepOf(ev.Step).addRequest(v)
 		case *transcript.Agent:
-			if v.Exited {
-				st.AgentEnd = v
-			} else if st.Agent == nil {
-				st.Agent = v
-			}
+			st.addAgent(v)
 		case *transcript.Retry:
 			s := stepOf(ev.Step)
 			s.Retries = append(s.Retries, *v)

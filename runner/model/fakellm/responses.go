@@ -171,14 +171,15 @@ func responsesBody(reply Reply, rec Request) body {
 	event("response.created", map[string]any{"response": response("in_progress", nil)})
 	for i, it := range output {
 		event("response.output_item.added", map[string]any{"output_index": i, "item": it})
-		if it.Type == "message" {
+		switch it.Type {
+		case "message":
 			for _, piece := range split(reply.Text) {
 				event("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": piece})
 			}
-		} else if it.Type == "custom_tool_call" {
+		case "custom_tool_call":
 			event("response.custom_tool_call_input.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": *it.Input})
 			event("response.custom_tool_call_input.done", map[string]any{"item_id": it.ID, "output_index": i, "input": *it.Input})
-		} else {
+		default:
 			half := len(it.Arguments) / 2
 			for _, frag := range []string{it.Arguments[:half], it.Arguments[half:]} {
 				event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": frag})
