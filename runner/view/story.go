@@ -145,7 +145,8 @@ func (s *Step) Unanswered() []model.ToolCall {
 	for _, c := range s.Response.ToolCalls {
 		answered := false
 		for _, done := range s.Calls {
-			answered = answered || done.ID == c.ID && c.ID != ""
+			// By id; a transcript without ids (an older one) by name.
+			answered = answered || c.ID != "" && done.ID == c.ID || c.ID == "" && done.Name == c.Name
 		}
 		if !answered {
 			out = append(out, c)
