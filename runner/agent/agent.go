@@ -74,6 +74,9 @@ type Outcome struct {
 	Notes []string
 	// Err is the infrastructure failure behind StopError, or the recorder's failure.
 	Err error
+	// Fault is what the agent did that fails the scenario whatever the assertions say:
+	// an external agent's request runner's endpoint could not read ("" for none).
+	Fault string
 }
 
 // Run drives the conversation until a stop condition. The context's deadline is the
@@ -113,6 +116,10 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			_ = cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
 			if stop, ok := contextStop(ctx); ok {
 				out.Stop = stop
+				return out
+			}
+			if errors.Is(err, model.ErrBudgetSpent) {
+				out.Stop, out.Err = result.StopBudget, err // not the model's failure: runner sent nothing
 				return out
 			}
 			return out.fail(modelError(cfg.Model.Name(), err))

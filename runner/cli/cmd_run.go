@@ -222,12 +222,24 @@ func Execute(ctx context.Context, opts RunOptions) error {
 		return inVerb("run", err)
 	}
 	reporter.Start(suite.Count(s.Tasks, opts.Repeat, sel))
+	if prior != nil && budget != nil {
+		reuse := prior
+		prior = func(t *task.Task, repeat, index int) (result.Scenario, bool) {
+			r, ok := reuse(t, repeat, index)
+			if ok {
+				budget.AddPrior(r) // spent by the run that made it; the rest is charged call by call
+			}
+			return r, ok
+		}
+	}
+	sopts := s.Scenario(ctx, "")
+	sopts.Budget = budget
 	run := suite.Run(ctx, s.Tasks, suite.Options{
 		Parallel: s.Parallel(opts.Parallel), Repeat: opts.Repeat,
 		OnStart: reporter.Started, Select: sel, Prior: prior,
-		OnDone:   func(r result.Scenario) { budget.Add(r); reporter.Finished(r) },
+		OnDone:   reporter.Finished,
 		Admit:    budget.Admit,
-		Scenario: s.Scenario(ctx, ""),
+		Scenario: sopts,
 	})
 	run.Warmup = s.Warmup
 	if budget.Refused() {

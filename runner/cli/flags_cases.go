@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/bounded"
+	"github.com/agentrunner/runner/runner/model/budget"
 	"github.com/agentrunner/runner/runner/session"
-	"github.com/agentrunner/runner/runner/suite"
 )
 
 // CaseOptions are the flags `run` and `bench` share for task files with vars:, a matrix:
@@ -24,7 +24,8 @@ type CaseOptions struct {
 	Seed          uint64
 	// Prices is a file of token prices over the shipped table.
 	Prices string
-	// BudgetUSD stops starting scenarios once the run has cost this much (0: no limit).
+	// BudgetUSD refuses every model call, and starts no more scenarios, once the run has
+	// cost this much (0: no limit).
 	BudgetUSD float64
 
 	vars map[string]any // Vars and VarsFile, read by check
@@ -38,7 +39,7 @@ func (o *CaseOptions) flags() []cli.Flag {
 		&cli.IntFlag{Name: "sample", Destination: &o.Sample, Usage: "run `N` cases of each task with a matrix: or dataset:, picked at random (--seed)", DefaultText: "all"},
 		&cli.Uint64Flag{Name: "seed", Destination: &o.Seed, Usage: "`S` seeds --sample, so the same seed picks the same cases"},
 		&cli.StringFlag{Name: "prices", Destination: &o.Prices, Usage: "token prices from `FILE` (YAML or JSON) over the table runner ships"},
-		&cli.Float64Flag{Name: "budget-usd", Destination: &o.BudgetUSD, Usage: "stop starting scenarios once the run has cost `USD`; the rest are not run"},
+		&cli.Float64Flag{Name: "budget-usd", Destination: &o.BudgetUSD, Usage: "once the run has cost `USD`, refuse every further model request (running scenarios stop, stop reason budget) and start no more scenarios"},
 	}
 }
 
@@ -86,12 +87,12 @@ func (o *CaseOptions) apply(so *session.Options) {
 
 // budgetNote is the console's line about a spent budget.
 func budgetNote(usd float64) string {
-	return fmt.Sprintf("the --budget-usd of $%.2f was spent: the remaining scenarios were not run", usd)
+	return fmt.Sprintf("the --budget-usd of $%.2f was spent: runner refused every model request past it (those scenarios stopped, stop reason budget) and started no more", usd)
 }
 
 // costBudget is the run's --budget-usd (nil for none). A budget cannot be kept over a
 // model whose price is unknown, so that is a usage error naming the model.
-func costBudget(s *session.Session, usd float64) (*suite.CostBudget, error) {
+func costBudget(s *session.Session, usd float64) (*budget.Budget, error) {
 	if usd <= 0 {
 		return nil, nil
 	}
@@ -101,7 +102,7 @@ func costBudget(s *session.Session, usd float64) (*suite.CostBudget, error) {
 			return nil, &UnpricedError{Model: name, Prices: s.Prices.Date}
 		}
 	}
-	return &suite.CostBudget{USD: usd}, nil
+	return budget.New(usd, s.Prices), nil
 }
 
 // UnpricedError: a cost budget was asked for over a model whose price is unknown.

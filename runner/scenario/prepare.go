@@ -103,7 +103,7 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if err != nil {
 		return err
 	}
-	p.model = m
+	p.model = opts.Budget.Wrap(m)
 	r.res.Model = m.Name()
 	p.maxSteps, p.timeout, p.approval = t.MaxSteps, t.Timeout, t.Approval
 	if opts.MaxSteps > 0 {

@@ -58,6 +58,15 @@ type (
 		Messages int    `json:"messages"`
 		Last     string `json:"last_role"`
 		Sent     []Sent `json:"sent,omitempty"`
+		// Tools are the names of the tools an external agent's request offers, when they
+		// differ from its previous request's (the loop's are in start).
+		Tools []string `json:"tools,omitempty"`
+		// Dropped are the tools such a request offers that runner's model is not given
+		// (hosted tools, such as web_search, which a provider runs, not the agent).
+		Dropped []string `json:"dropped,omitempty"`
+		// Refused says why runner's endpoint refused an external agent's request before
+		// any model saw it (max_steps, a body it could not read): no step.
+		Refused string `json:"refused,omitempty"`
 	}
 	// Sent is one message added to the conversation. Content is kept for messages no
 	// other event holds (the prompt is in start, a tool's result in its tool_call, the
