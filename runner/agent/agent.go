@@ -234,12 +234,23 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	}
 	rec.Success = res.Success
 	if err := cfg.Record.Write(step, transcript.ToolCall{
-		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: res, Duration: result.Millis(took),
+		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: toolResultRecord(res), Duration: result.Millis(took),
 	}); err != nil {
 		return rec, res, false, err
 	}
 	done := rec.Executed && rec.Tool == complete.Name && res.Success
 	return rec, res, done, nil
+}
+
+// toolResultRecord is a tool's result as the transcript records it (tools/ is below
+// the records, so they cannot hold its type).
+func toolResultRecord(r tools.Result) result.ToolResult {
+	rec := result.ToolResult{Success: r.Success, Output: r.Output, FilesAffected: r.FilesAffected,
+		ExecutionTimeMS: r.ExecutionTimeMS, Metadata: r.Metadata}
+	if r.Error != nil {
+		rec.Error = &result.ToolError{Code: string(r.Error.Code), Message: r.Error.Message, Suggestion: r.Error.Suggestion}
+	}
+	return rec
 }
 
 // withRetryEvents has the retry wrapper (retry.Wrap, which providers.Open puts around

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/policy"
-	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/catalog"
 )
@@ -55,11 +54,11 @@ func policyCommand(stdio IO) *cli.Command {
 // PolicyCheck decides one call as a run of the task would, without running it.
 func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
 	reg := catalog.Default()
-	t, err := task.Load(opts.Task, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs})
+	t, err := session.LoadTask(opts.Task, reg)
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	if reg, err = t.Registry(reg); err != nil {
+	if reg, err = session.Registry(reg, t); err != nil {
 		return usageError("policy check: %v", err)
 	}
 	if t.MCPTool(opts.Tool) {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -232,12 +233,12 @@ func canonicalArgs(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// toolsResult is a tool's result as the agent reported it.
-func toolsResult(output string, ok bool) tools.Result {
+// toolsResult is a tool's result as the agent reported it, as the transcript records it.
+func toolsResult(output string, ok bool) result.ToolResult {
 	if ok {
-		return tools.OK(output)
+		return result.ToolResult{Success: true, Output: output}
 	}
-	return tools.Result{Output: output, Error: tools.Errorf(tools.CodeExecutionError, "", "the agent reported the call as failed")}
+	return result.ToolResult{Output: output, Error: &result.ToolError{Code: string(tools.CodeExecutionError), Message: "the agent reported the call as failed"}}
 }
 
 // textOf joins the text of a content field that is a string, or a list of parts each

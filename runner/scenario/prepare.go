@@ -11,6 +11,7 @@ import (
 	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace"
@@ -114,7 +115,7 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if opts.Approval != nil {
 		p.approval = *opts.Approval
 	}
-	if p.reg, err = t.Registry(opts.Catalog); err != nil { // the catalog plus the task's own tools
+	if p.reg, err = Registry(opts.Catalog, t); err != nil { // the catalog plus the task's own tools
 		return err
 	}
 	p.toolset = p.reg                      // no tools: key offers every tool
@@ -155,9 +156,20 @@ func (r *runState) settle(repeat int, p *prepared) error {
 		FormatVersion: transcript.FormatVersion,
 		Task:          t.Name, File: t.Path, Model: m.Name(), Agent: agentName, Repeat: repeat, System: p.system, Prompt: t.Prompt,
 		Tools: tools, Options: t.ModelOptions, MaxSteps: p.maxSteps, Timeout: p.timeout.String(),
-		Approval: p.approval, Sandbox: r.res.Sandbox, SandboxGaps: r.res.SandboxGaps, Network: t.Network, Limits: t.Limits, Warnings: p.policy.Warnings(),
+		Approval: approvalRecord(p.approval), Sandbox: r.res.Sandbox, SandboxGaps: r.res.SandboxGaps, Network: t.Network,
+		Limits: result.Limits(t.Limits), Warnings: p.policy.Warnings(),
 	})
 	return nil
+}
+
+// approvalRecord is the approval policy as the start event records it.
+func approvalRecord(a task.Approval) result.Approval {
+	rec := result.Approval{Mode: a.Mode, Default: a.Default}
+	for _, r := range a.Rules {
+		rec.Rules = append(rec.Rules, result.ApprovalRule{Tool: r.Tool, Match: r.Match, Action: r.Action, Reason: r.Reason,
+			Expires: r.Expires, Disabled: r.Disabled, Pos: result.Position(r.Pos)})
+	}
+	return rec
 }
 
 // prepareWorkspace creates and opens the workspace, starts the task's container, runs

@@ -24,6 +24,9 @@ import (
 	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/providers"
+	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/scenario"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec/sandbox"
@@ -61,8 +64,10 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 			return nil, &FilterError{Filter: filter, Err: err}
 		}
 	}
-	tasks, err := task.LoadAll(paths, task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs,
-		Vars: cases.Vars, Limit: cases.Limit, Sample: cases.Sample, Seed: cases.Seed})
+	opts := loadOptions(reg)
+	opts.Vars, opts.Limit, opts.Sample, opts.Seed = cases.Vars, cases.Limit, cases.Sample, cases.Seed
+	tasks, err := task.LoadAll(paths, opts)
+	registerSecrets(tasks...)
 	if err != nil && len(tasks) == 0 {
 		return nil, err
 	}
@@ -88,6 +93,40 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 		return nil, &FilterError{Filter: filter, Err: ErrNoMatch}
 	}
 	return kept, loadErr
+}
+
+// loadOptions are the task loader's options for a run with the tool catalog reg: what a
+// task file may name of the runtime (tools, sandbox modes, tool-call parsers), which the
+// format package leaves to the runtime.
+func loadOptions(reg *tools.Registry) task.LoadOptions {
+	return task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs,
+		SandboxModes: sandbox.ModeNames(), Parsers: textcall.Modes, SecretMinLen: scrub.MinLen}
+}
+
+// registerSecrets tells the process's scrubber the tasks' secret values, before anything
+// prints or writes: loading a task leaves that to whoever runs it.
+func registerSecrets(tasks ...*task.Task) {
+	for _, t := range tasks {
+		scrub.Add(t.SecretValues()...)
+	}
+}
+
+// LoadTask loads one task file (its first case) as LoadTasks loads them, its secrets
+// registered with the scrubber, for a command that looks at one task (runner policy
+// check).
+func LoadTask(path string, reg *tools.Registry) (*task.Task, error) {
+	t, err := task.Load(path, loadOptions(reg))
+	if err != nil {
+		return nil, err
+	}
+	registerSecrets(t)
+	return t, nil
+}
+
+// Registry is the tool registry a scenario of t gets: reg plus the task's tools_defined
+// (scenario.Registry).
+func Registry(reg *tools.Registry, t *task.Task) (*tools.Registry, error) {
+	return scenario.Registry(reg, t)
 }
 
 // Models opens each task's model and remembers pre-flight failures, so a missing model

@@ -25,7 +25,6 @@ import (
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
-	"github.com/agentrunner/runner/tools"
 )
 
 // hostile is text an agent (or a task) controls, written to break out of every place a
@@ -82,7 +81,7 @@ func hostileScenario(output string) (result.Scenario, [][2]any) {
 		{transcript.TypeRetry, transcript.Retry{Attempt: 1, Error: hostile}},
 		{transcript.TypeResponse, transcript.Response{Content: hostile, ToolCalls: []model.ToolCall{{ID: "c1", Name: hostile, Arguments: args}, {ID: "c2", Name: hostile, Arguments: args}}}},
 		{transcript.TypeDecision, transcript.Decision{ID: "c1", Tool: "run_in_terminal", Decision: policy.Decision{Allowed: false, By: hostile, Rule: hostile, Reason: hostile}}},
-		{transcript.TypeToolCall, transcript.ToolCall{ID: "c1", Name: hostile, Tool: "run_in_terminal", Args: args, Result: tools.Result{Output: output, Error: &tools.Error{Code: "DENIED", Message: hostile, Suggestion: hostile}}}},
+		{transcript.TypeToolCall, transcript.ToolCall{ID: "c1", Name: hostile, Tool: "run_in_terminal", Args: args, Result: result.ToolResult{Output: output, Error: &result.ToolError{Code: "DENIED", Message: hostile, Suggestion: hostile}}}},
 		{transcript.TypeRequest, transcript.Request{Refused: hostile}},
 		{transcript.TypeAgent, transcript.Agent{Kind: hostile, Exited: true, ExitCode: 3, Reason: hostile, Killed: true, Output: hostile}},
 		{transcript.TypeFilesChanged, result.FileChanges{Created: []string{hostile}, Protected: []string{hostile}, Total: 1}},
