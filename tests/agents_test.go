@@ -154,3 +154,122 @@ func TestProviderKeyIsNowhereInTheAgentsView(t *testing.T) {
 		assert.Equal(t, got.Status, result.Passed, got.Reason)
 	}
 }
+
+// --budget-usd holds inside a scenario, for runner's loop and an external agent alike:
+// both start at once (-j 2), each first answer costs $1.40 (the --prices file) of a $1
+// budget (each held 3 s, so both are sent before either is charged), so each one's
+// second model request is refused unsent: the loop stops, and the
+// agent's request is answered with its protocol's 400, which ends it. Both scenarios
+// stop with stop reason budget, the fake model answered exactly two requests, and the
+// run says the budget was spent.
+func TestBudgetRefusesTheNextRequestOfEveryRunningScenario(t *testing.T) {
+	t.Parallel()
+	costly := func(r fakellm.Reply) fakellm.Reply {
+		r.Usage = &fakellm.Usage{PromptTokens: 1_000_000, CompletionTokens: 200_000}
+		if r.ToolCalls[0].Name == "write_file" {
+			r.Delay = fakellm.Duration(3 * time.Second) // both first requests in flight before either is charged
+		}
+		return r
+	}
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "LOOP-TASK", Replies: []fakellm.Reply{
+			costly(fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello\n"})),
+			costly(fakellm.ToolCall("task_complete", map[string]any{"summary": "done"})),
+		}},
+		{Match: "AGENT-TASK", Replies: []fakellm.Reply{
+			costly(fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello\n"})),
+			costly(fakellm.ToolCall("task_complete", map[string]any{"summary": "done"})),
+		}},
+	}})
+	defer srv.Close()
+	dir := agentSuite(t)
+	for _, f := range []string{"right.yaml", "wrong.yaml"} {
+		assert.NilError(t, os.Remove(filepath.Join(dir, f)))
+	}
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("name: loop\nprompt: LOOP-TASK write hello.txt.\ntools: [write_file]\n"), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte("name: agent\nprompt: AGENT-TASK write hello.txt.\n"+
+		"agent: {command: sh $TASK_DIR/curl-agent.sh}\ntimeout: 2m\n"), 0o644))
+	prices := filepath.Join(t.TempDir(), "prices.yaml")
+	assert.NilError(t, os.WriteFile(prices, []byte("models:\n  openai:fake: {input: 1.0, output: 2.0}\n"), 0o644))
+	out := t.TempDir()
+	res := runner(t, run{Args: []string{"run", "-j", "2", "--out", out, "--model", "openai:fake", "--prices", prices, "--budget-usd", "1", dir},
+		Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake"}, Timeout: 2 * time.Minute})
+	assert.Equal(t, res.Code, 3, res.Stdout+res.Stderr)
+	assert.Check(t, is.Contains(res.Stderr, "the --budget-usd of $1.00 was spent"))
+	for _, name := range []string{"loop", "agent"} {
+		got := readResult(t, filepath.Join(out, name, "result.json"))
+		assert.Check(t, is.Equal(got.Status, result.Errored), name)
+		assert.Check(t, is.Equal(got.Stop, result.StopBudget), name)
+		assert.Check(t, is.Equal(got.Steps, 1), name)
+		assert.Check(t, is.Contains(got.Reason, "of its --budget-usd of $1.00"), name)
+	}
+	assert.Equal(t, srv.Served(), 2, "the refused requests never reached the model")
+	agent := readTranscript(t, filepath.Join(out, "agent", "transcript.jsonl"))
+	var output string
+	for _, e := range agent {
+		if e.Type == transcript.TypeAgent && strings.Contains(string(e.Data), `"exited":true`) {
+			output = string(e.Data)
+		}
+	}
+	assert.Check(t, is.Contains(output, "invalid_request_error"), "the agent was refused in its protocol: %s", output)
+}
+
+// runner show and the pages tell an external agent's run step by step, as they tell the
+// loop's: the agent and its command line, what it sent each step (the tools it offered,
+// its own system prompt and user turn), the model's answers, the calls it ran with their
+// results (also the one the refused request carried), a request refused past max_steps,
+// and how it ended; every piece of agent and model text inert (markup escaped on the
+// page, terminal escapes made visible).
+func TestExternalAgentStepsAreShown(t *testing.T) {
+	t.Parallel()
+	const evil = "</pre><script>alert(1)</script>\x1b[31mRED\x1b[0m"
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "hello.txt", Replies: []fakellm.Reply{
+			fakellm.ToolCall("write_file", map[string]any{"path": "hello.txt", "content": "hello " + evil + "\n"}),
+			fakellm.ToolCall("run_in_terminal", map[string]any{"command": "cat hello.txt"}),
+			fakellm.ToolCall("run_in_terminal", map[string]any{"command": "echo again"}),
+		}},
+	}})
+	defer srv.Close()
+	dir := agentSuite(t)
+	assert.NilError(t, os.Remove(filepath.Join(dir, "wrong.yaml")))
+	b, err := os.ReadFile(filepath.Join(dir, "right.yaml"))
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "right.yaml"), []byte(strings.Replace(string(b), "max_steps: 5", "max_steps: 2", 1)), 0o644))
+	out := t.TempDir()
+	res := runner(t, run{Args: []string{"run", "--out", out, "--model", "openai:fake", dir},
+		Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake"}, Timeout: 2 * time.Minute})
+	assert.Equal(t, res.Code, 1, res.Stdout+res.Stderr)
+
+	show := runner(t, run{Args: []string{"show", out, "right"}})
+	assert.Equal(t, show.Code, 0, show.Stderr)
+	text := show.Stdout
+	for _, want := range []string{
+		"agent command\n  /usr/bin/sh -c sh $TASK_DIR/curl-agent.sh",
+		"(through runner's forwarder)",
+		"step 1 ", "tools offered: write_file, read_file, run_in_terminal, task_complete",
+		"sent (system, ", "You work in /workspace (session ",
+		"sent (user, ", "Write hello.txt containing hello",
+		"→ write_file", `content: hello </pre><script>alert(1)</script>\x1b[31mRED\x1b[0m`,
+		"step 2 ", "→ run_in_terminal", `hello </pre><script>alert(1)</script>\x1b[31mRED\x1b[0m`,
+		"refused by runner's endpoint: max_steps: runner's endpoint answered 2 model requests",
+		"agent exited with code 2: gave up", `curl-agent: the model request failed: {"error":{"code":"invalid_request_error"`,
+	} {
+		assert.Check(t, is.Contains(text, want))
+	}
+	assert.Check(t, !strings.Contains(text, "\x1b"), "a terminal escape of the model's reached the terminal")
+
+	page, err := os.ReadFile(filepath.Join(out, "right", "index.html"))
+	assert.NilError(t, err)
+	html := string(page)
+	for _, want := range []string{
+		"<h2>The agent</h2>", "sh -c sh $TASK_DIR/curl-agent.sh", "Step 1</h3>", "Step 2</h3>",
+		"tools offered: <code>write_file</code>", "You work in /workspace (session ",
+		"hello &lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31mRED",
+		"Refused by runner's endpoint: max_steps", "<h2>How the agent ended</h2>", "exit code 2",
+	} {
+		assert.Check(t, is.Contains(html, want))
+	}
+	assert.Check(t, !strings.Contains(html, "<script>alert"), "markup of the model's reached the page")
+	assert.Check(t, !strings.Contains(html, "\x1b"))
+}

@@ -198,7 +198,8 @@ func TestCostEqualsTokensTimesTheTableAndTheBudgetStops(t *testing.T) {
 // reports +1,000,000 prompt tokens for one answer and -1,000,000 for the next, to the
 // agent and to the judge (whose first answer has no verdict, so it is asked again). Each
 // answer's counts are clamped before they are added, so every provider's run costs what
-// its positive answers cost, and --budget-usd still stops the second scenario.
+// its positive answers cost, and --budget-usd still stops the run at the call after the
+// one that spent it.
 func TestNegativeTokenCountsCannotLowerTheCost(t *testing.T) {
 	t.Parallel()
 	const prompt, completion = 1_000_000, 200_000
@@ -259,7 +260,8 @@ func TestNegativeTokenCountsCannotLowerTheCost(t *testing.T) {
 		args, env := provider{Name: "openai"}.args(srv)
 		o := runner(t, run{Args: append([]string{"run", "--out", t.TempDir(), "--sandbox", "none", "-j", "1", "--prices", prices,
 			"--budget-usd", "1", dir}, args...), Env: env})
-		assert.Equal(t, o.Code, 3, "the first scenario spent the budget: the second is not run")
-		assert.Check(t, is.Contains(o.Stdout, "2 scenarios: 1 passed, 1 errored"))
+		assert.Equal(t, o.Code, 3, "the first answer spent the budget: the next call is refused, the second scenario not run")
+		assert.Check(t, is.Contains(o.Stdout, "2 scenarios: 0 passed, 2 errored"), o.Stdout)
+		assert.Check(t, is.Contains(o.Stdout, "budget: the run has spent $1.4000 of its --budget-usd of $1.00"), "the -$1.40 answer gave nothing back")
 	})
 }

@@ -156,7 +156,7 @@ func assertToolError(t *testing.T, c transcript.ToolCall, code tools.ErrorCode) 
 	t.Helper()
 	assert.Assert(t, !c.Result.Success, "call %s succeeded: %+v", c.ID, c.Result)
 	assert.Assert(t, c.Result.Error != nil, "call %s has no error: %+v", c.ID, c.Result)
-	assert.Equal(t, c.Result.Error.Code, code, "message: %s", c.Result.Error.Message)
+	assert.Equal(t, c.Result.Error.Code, string(code), "message: %s", c.Result.Error.Message)
 }
 
 // assertToldModel checks that the fake received the result of call id, containing text.

@@ -2,9 +2,11 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -318,5 +320,77 @@ func TestInstalledAgentsBench(t *testing.T) {
 	assert.NilError(t, err)
 	for _, line := range []string{`claude-code \@ openai:fake`, `codex \@ openai:fake`, `runner \@ openai:fake`} {
 		assert.Check(t, is.Contains(string(md), "| "+line+" |"))
+	}
+}
+
+// Codex given a model name it knows offers that model's tools, which are not all
+// functions: gpt-5.5 a custom (free-form) apply_patch with a Lark grammar; gpt-6.2-sol
+// (code mode) no tools list but namespaces in an additional_tools item, with a custom
+// exec that runs JavaScript calling its nested tools. runner passes Codex the model's
+// own name (gpt-5.5 of openai-responses:gpt-5.5) and the endpoint carries the tools and
+// calls both ways: through runner's Responses provider as custom tools (the fake model
+// answers a custom_tool_call), through its chat provider as a function with one string
+// argument. Each scenario patches and runs a command through those tools and passes;
+// the Responses run, recorded, replays offline to the same verdict.
+func TestInstalledCodexWithKnownModelNames(t *testing.T) {
+	t.Parallel()
+	codex := installedAgents[1]
+	agents := codex.agentsDir(t)
+	const patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello world\n*** End Patch\n"
+	js := "await tools.apply_patch(" + strconv.Quote(patch) + ");\n" +
+		"const r = await tools.exec_command({cmd: \"cat hello.txt && echo ran-ok > ran.txt\"});\ntext(JSON.stringify(r));"
+	srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
+		{Match: "PATCH-TASK", Replies: []fakellm.Reply{
+			calls(fakellm.NewCall("apply_patch", map[string]any{"input": patch})),
+			calls(codex.run("cat hello.txt && echo ran-ok > ran.txt")),
+			fakellm.Text("Patched and ran."),
+		}},
+		{Match: "CODE-TASK", Replies: []fakellm.Reply{
+			calls(fakellm.NewCall("exec", map[string]any{"input": js})),
+			fakellm.Text("Patched and ran."),
+		}},
+	}})
+	t.Cleanup(srv.Close) // after the parallel subtests
+	asserts := "max_steps: 6\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n  - file_contains: {path: ran.txt, text: ran-ok}\n"
+	env := []string{"RUNNER_AGENTS_DIR=" + agents, "OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake-provider-key-123456"}
+	for _, c := range []struct{ name, model, prompt, tool string }{
+		{"responses", "openai-responses:gpt-5.5", "PATCH-TASK Add hello.txt with a patch, then run a command.", "apply_patch"},
+		{"chat", "openai:gpt-5.5", "PATCH-TASK Add hello.txt with a patch, then run a command.", "apply_patch"},
+		{"code-mode", "openai:gpt-6.2-sol", "CODE-TASK Add hello.txt with a patch, then run a command.", "exec"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, "known.yaml"), []byte(agentTask(codex, "known", c.prompt,
+				asserts+"  - tool_called: "+c.tool+"\n")), 0o644))
+			out, cassette := t.TempDir(), filepath.Join(t.TempDir(), "cassette")
+			res := runner(t, run{Args: []string{"run", "--model", c.model, "--out", out, "--record", cassette, dir}, Env: env, Timeout: 3 * time.Minute})
+			assert.Equal(t, res.Code, 0, res.Stdout+res.Stderr)
+			got := readResult(t, filepath.Join(out, "known", "result.json"))
+			assert.Equal(t, got.Status, result.Passed, got.Reason)
+			var argv []string
+			for _, e := range readTranscript(t, filepath.Join(out, "known", "transcript.jsonl")) {
+				if e.Type == transcript.TypeAgent && argv == nil {
+					var a transcript.Agent
+					assert.NilError(t, json.Unmarshal(e.Data, &a))
+					argv = a.Argv
+				}
+			}
+			model := c.model[strings.Index(c.model, ":")+1:]
+			assert.Check(t, is.Contains(strings.Join(argv, " "), "--model "+model), "Codex is given the model's own name")
+			if c.name != "responses" {
+				return
+			}
+			sent := 0
+			for _, r := range srv.Requests() {
+				if r.API == "openai-responses" && strings.Contains(string(r.Body), `"type":"custom"`) {
+					sent++
+				}
+			}
+			assert.Check(t, sent > 0, "apply_patch reached the Responses API as a custom tool")
+			play := runner(t, run{Args: []string{"run", "--model", c.model, "--out", t.TempDir(), "--replay", cassette, dir},
+				Env: []string{"RUNNER_AGENTS_DIR=" + agents}, Timeout: 3 * time.Minute})
+			assert.Equal(t, play.Code, 0, "the recording replays offline: "+play.Stdout+play.Stderr)
+		})
 	}
 }

@@ -28,6 +28,32 @@ type Spec struct {
 	Parameters *Schema
 	// Risk is the tool's static risk level.
 	Risk Risk
+	// Freeform, when set, marks a tool whose input is text rather than JSON arguments
+	// (OpenAI's custom tools, which an external agent such as Codex offers: its
+	// apply_patch, its code mode's exec). Parameters is then FreeformParameters: what a
+	// provider without such tools offers the model instead, so a call's arguments are
+	// {"input": TEXT} whichever way the model was asked.
+	Freeform *Freeform
+}
+
+// Freeform is the form of a free-form tool's text input: a grammar (Syntax "lark" or
+// "regex", and its Definition), or any text (both empty).
+type Freeform struct {
+	Syntax     string `json:"syntax,omitempty"`
+	Definition string `json:"definition,omitempty"`
+}
+
+// FreeformInput is the key of the one argument a free-form tool's call carries.
+const FreeformInput = "input"
+
+// FreeformParameters is the schema a free-form tool is offered with where a provider has
+// only JSON tools: one string, the whole input, its grammar in the description.
+func FreeformParameters(f *Freeform) *Schema {
+	desc := "The tool's whole input as plain text (it is a free-form tool: this one string is its input, not JSON)."
+	if f != nil && f.Definition != "" {
+		desc += " The text follows this " + f.Syntax + " grammar:\n" + f.Definition
+	}
+	return Object(map[string]*Schema{FreeformInput: String(desc)}, FreeformInput)
 }
 
 // MaxNameLen is the longest tool name providers accept.

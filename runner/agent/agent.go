@@ -74,6 +74,9 @@ type Outcome struct {
 	Notes []string
 	// Err is the infrastructure failure behind StopError, or the recorder's failure.
 	Err error
+	// Fault is what the agent did that fails the scenario whatever the assertions say:
+	// an external agent's request runner's endpoint could not read ("" for none).
+	Fault string
 }
 
 // Run drives the conversation until a stop condition. The context's deadline is the
@@ -113,6 +116,10 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			_ = cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
 			if stop, ok := contextStop(ctx); ok {
 				out.Stop = stop
+				return out
+			}
+			if errors.Is(err, model.ErrBudgetSpent) {
+				out.Stop, out.Err = result.StopBudget, err // not the model's failure: runner sent nothing
 				return out
 			}
 			return out.fail(modelError(cfg.Model.Name(), err))
@@ -227,12 +234,23 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	}
 	rec.Success = res.Success
 	if err := cfg.Record.Write(step, transcript.ToolCall{
-		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: res, Duration: result.Millis(took),
+		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: toolResultRecord(res), Duration: result.Millis(took),
 	}); err != nil {
 		return rec, res, false, err
 	}
 	done := rec.Executed && rec.Tool == complete.Name && res.Success
 	return rec, res, done, nil
+}
+
+// toolResultRecord is a tool's result as the transcript records it (tools/ is below
+// the records, so they cannot hold its type).
+func toolResultRecord(r tools.Result) result.ToolResult {
+	rec := result.ToolResult{Success: r.Success, Output: r.Output, FilesAffected: r.FilesAffected,
+		ExecutionTimeMS: r.ExecutionTimeMS, Metadata: r.Metadata}
+	if r.Error != nil {
+		rec.Error = &result.ToolError{Code: string(r.Error.Code), Message: r.Error.Message, Suggestion: r.Error.Suggestion}
+	}
+	return rec
 }
 
 // withRetryEvents has the retry wrapper (retry.Wrap, which providers.Open puts around

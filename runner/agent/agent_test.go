@@ -81,7 +81,7 @@ func (e *events) Write(step int, data transcript.Payload) error {
 	return nil
 }
 
-func setup(t *testing.T, m model.Model, approval task.Approval) (Config, *events, string) {
+func setup(t testing.TB, m model.Model, approval task.Approval) (Config, *events, string) {
 	t.Helper()
 	dir := t.TempDir()
 	ws, err := tools.OpenWorkspace(dir)

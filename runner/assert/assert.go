@@ -1,12 +1,12 @@
 // Package assert checks a finished scenario against its task's assert: list. Each kind is
-// a small type with a Check method; a table maps the task file's kind names to
-// constructors, so a new kind is one type and one table row.
+// a small type with a Check method, and a row of Registry (kinds.go) that carries all
+// there is to the kind: its key, doc line, schema, decoder and checker. A new kind is its
+// file plus its row.
 package assert
 
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
@@ -55,51 +55,10 @@ type Checker interface {
 	Check(ctx context.Context, run *Run) (passed bool, message string)
 }
 
-// kinds maps a task file's assertion kind to a constructor that type-checks its spec.
-var kinds = map[string]func(spec any) (Checker, error){
-	task.KindCompleted:      newCompleted,
-	task.KindFileExists:     newFileExists,
-	task.KindFileAbsent:     newFileAbsent,
-	task.KindFileContains:   newFileContains,
-	task.KindFileMatches:    newFileMatches,
-	task.KindFileEquals:     newFileEquals,
-	task.KindCommand:        newCommand,
-	task.KindToolCalled:     newToolCalled,
-	task.KindToolNotCalled:  newToolNotCalled,
-	task.KindStepsAtMost:    newStepsAtMost,
-	task.KindSummaryMatches: newSummaryMatches,
-	task.KindDeniedAtMost:   newDeniedAtMost,
-	task.KindJudge:          newJudge,
-}
-
 // detailed is a Checker that fills the whole result: a verdict, or an error that is not
 // the agent's doing.
 type detailed interface {
 	checkInto(ctx context.Context, run *Run, r *result.Assertion)
-}
-
-// Kinds returns the names of every assertion kind, sorted.
-func Kinds() []string {
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// New builds the checker for one assertion. It fails on an unknown kind, a spec of the
-// wrong type or an invalid regex, so `runner validate` can report these before a run.
-func New(a task.Assertion) (Checker, error) {
-	mk, ok := kinds[a.Kind]
-	if !ok {
-		return nil, fmt.Errorf("unknown assertion kind %q", a.Kind)
-	}
-	c, err := mk(a.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.Kind, err)
-	}
-	return c, nil
 }
 
 // Check evaluates one assertion against a finished run.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/model"
+	modelbudget "github.com/agentrunner/runner/runner/model/budget"
+	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
@@ -50,6 +52,9 @@ type Options struct {
 	BudgetTokens int
 	BudgetTime   time.Duration
 	BudgetUSD    float64
+	// Prices prices every model call against BudgetUSD as it is made (nil: the shipped
+	// table), so a spent budget also refuses the next call of every running cell.
+	Prices *price.Table
 	// OnModel is told when a model's turn starts (after its probe and warm-up) or when it
 	// is skipped; OnStart and OnDone observe cells as in suite.Options.
 	OnModel func(ModelResult)
@@ -88,7 +93,7 @@ func Run(ctx context.Context, opts Options) *Report {
 		Budget: Budget{Tokens: opts.BudgetTokens, Time: result.Millis(opts.BudgetTime), USD: opts.BudgetUSD},
 		Tasks:  taskFiles(opts.Tasks),
 	}
-	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: &suite.CostBudget{USD: opts.BudgetUSD}}
+	b := &budget{tokens: opts.BudgetTokens, time: opts.BudgetTime, start: rep.Started, now: now, usd: modelbudget.New(opts.BudgetUSD, opts.Prices)}
 	var warnings []string
 	warnf := func(w string) {
 		_, _ = fmt.Fprintf(warn, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
@@ -243,7 +248,7 @@ func prepare(ctx context.Context, mr *ModelResult, models *session.Models, tasks
 // wait as their load time.
 func runModel(ctx context.Context, name, agent, outDir string, opts Options, b *budget, parallel int, ld *loads) result.Run {
 	so := opts.Scenario(ctx, name) // the name parsed in prepare; a failed check errors the cells
-	so.OutDir = outDir
+	so.OutDir, so.Budget = outDir, b.usd
 	if agent != "" {
 		so.Agent = agent
 	}
@@ -266,7 +271,6 @@ func runModel(ctx context.Context, name, agent, outDir string, opts Options, b *
 				mu.Unlock()
 			}
 			b.add(result.AddCount(s.Usage.PromptTokens, s.Usage.CompletionTokens))
-			b.usd.Add(s)
 			if opts.OnDone != nil {
 				opts.OnDone(s)
 			}
@@ -325,7 +329,7 @@ type budget struct {
 	start  time.Time
 	now    func() time.Time
 
-	usd *suite.CostBudget
+	usd *modelbudget.Budget // charged by every model call, as it is made
 
 	mu      sync.Mutex
 	used    int

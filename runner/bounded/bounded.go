@@ -43,6 +43,14 @@ var (
 	// Record is a JSON record runner reads back: a result, a report, a cassette file, a
 	// bench report. They are written by runner, but may come from anywhere (a download).
 	Record = Limits{What: "a record", Bytes: 256 << 20, Depth: 128, Nodes: 20_000_000}
+	// EndpointRequest is a model request an external agent sends to runner's endpoint
+	// (runner/endpoint): a whole conversation, its tools' schemas (Claude Code's nest 12
+	// levels), images as base64. The agent is untrusted, and a request is read while the
+	// scenario runs, so it is bounded as a record is, at the endpoint's own size cap.
+	EndpointRequest = Limits{What: "a request to runner's endpoint", Bytes: 64 << 20, Depth: 128, Nodes: 20_000_000}
+	// AgentOutput is one line of an external agent's JSON output (Claude Code's
+	// stream-json, Codex's events), read for how it ended (runner/agent/kinds).
+	AgentOutput = Limits{What: "a line of the agent's output", Bytes: 4 << 20, Depth: 64, Nodes: 1_000_000}
 )
 
 // Error is input refused before it was parsed, with where and, for a YAML block
@@ -86,6 +94,12 @@ func ReadFile(path string, lim Limits) ([]byte, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read only: Close loses no data
+	return ReadOpened(f, path, lim)
+}
+
+// ReadOpened is ReadFile of a file already open (through an os.Root, say), named path in
+// messages; the caller closes it.
+func ReadOpened(f *os.File, path string, lim Limits) ([]byte, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err

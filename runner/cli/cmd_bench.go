@@ -180,7 +180,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	bo := bench.Options{
 		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
 		Scenario: s.Scenario, Ready: s.Models,
-		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Warn: opts.Stderr,
+		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Prices: s.Prices, Warn: opts.Stderr,
 		ServerLog: opts.OllamaLog,
 		Checkpoint: func(r *bench.Report) {
 			if err := bench.WriteFiles(opts.OutDir, r, nil); err != nil {

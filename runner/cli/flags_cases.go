@@ -22,7 +22,8 @@ type CaseOptions struct {
 	Seed          uint64
 	// Prices is a file of token prices over the shipped table.
 	Prices string
-	// BudgetUSD stops starting scenarios once the run has cost this much (0: no limit).
+	// BudgetUSD refuses every model call, and starts no more scenarios, once the run has
+	// cost this much (0: no limit).
 	BudgetUSD float64
 
 	vars map[string]any // Vars and VarsFile, read by check
@@ -36,7 +37,7 @@ func (o *CaseOptions) flags() []cli.Flag {
 		&cli.IntFlag{Name: "sample", Destination: &o.Sample, Usage: "run `N` cases of each task with a matrix: or dataset:, picked at random (--seed)", DefaultText: "all"},
 		&cli.Uint64Flag{Name: "seed", Destination: &o.Seed, Usage: "`S` seeds --sample, so the same seed picks the same cases"},
 		&cli.StringFlag{Name: "prices", Destination: &o.Prices, Usage: "token prices from `FILE` (YAML or JSON) over the table runner ships"},
-		&cli.Float64Flag{Name: "budget-usd", Destination: &o.BudgetUSD, Usage: "stop starting scenarios once the run has cost `USD`; the rest are not run"},
+		&cli.Float64Flag{Name: "budget-usd", Destination: &o.BudgetUSD, Usage: "once the run has cost `USD`, refuse every further model request (running scenarios stop, stop reason budget) and start no more scenarios"},
 	}
 }
 
@@ -78,5 +79,5 @@ func (o *CaseOptions) apply(so *session.Options) {
 
 // budgetNote is the console's line about a spent budget.
 func budgetNote(usd float64) string {
-	return fmt.Sprintf("the --budget-usd of $%.2f was spent: the remaining scenarios were not run", usd)
+	return fmt.Sprintf("the --budget-usd of $%.2f was spent: runner refused every model request past it (those scenarios stopped, stop reason budget) and started no more", usd)
 }

@@ -123,14 +123,8 @@ func joinText(a, b string) string {
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(r)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	in, err := s.decodeMessages(body)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
+	in, ok := s.decoded(w, r, s.decodeMessages)
+	if !ok {
 		return
 	}
 	resp, step, err := s.exchange(r.Context(), in)

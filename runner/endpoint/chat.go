@@ -98,14 +98,8 @@ func jsonArgs(raw json.RawMessage) json.RawMessage {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(r)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	in, err := s.decodeChat(body)
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
+	in, ok := s.decoded(w, r, s.decodeChat)
+	if !ok {
 		return
 	}
 	resp, step, err := s.exchange(r.Context(), in)

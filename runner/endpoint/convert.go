@@ -3,13 +3,16 @@ package endpoint
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -17,12 +20,81 @@ import (
 // sees one path whatever the run's temporary directory, so its answers, and a
 // cassette's key, do not depend on it. The path holds no character JSON escapes (New
 // checks), so it is found in the raw body as the agent wrote it.
+//
+// The body is the agent's, so it is bounded before anything decodes it: at most maxBody
+// bytes (a larger Content-Length is refused unread), and nested and counted by
+// runner/bounded's scan, which allocates nothing, before encoding/json sees it. Either
+// refusal is a *badRequest.
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBody {
+		return nil, tooLarge(r.ContentLength)
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(-1)
+		}
 		return nil, fmt.Errorf("read request: %w", err)
 	}
+	if err := bounded.JSON("request", b, bounded.EndpointRequest); err != nil {
+		return nil, &badRequest{status: http.StatusBadRequest, kind: "invalid_request_error", msg: "runner's endpoint: " + err.Error()}
+	}
 	return replacePath(b, s.workdir, s.canon), nil
+}
+
+func tooLarge(n int64) *badRequest {
+	size := ""
+	if n > 0 {
+		size = fmt.Sprintf(" %d bytes,", n)
+	}
+	return &badRequest{status: http.StatusRequestEntityTooLarge, kind: "request_too_large",
+		msg: fmt.Sprintf("runner's endpoint: the request body is%s more than the %d MiB it reads", size, maxBody>>20)}
+}
+
+// badRequest is a request the endpoint cannot read: over the size cap, nested past the
+// bound, not JSON of the route's shape. No agent working as it should sends one, so it is
+// the agent's fault: answered in its protocol, recorded, and the scenario fails.
+type badRequest struct {
+	status int
+	kind   string
+	msg    string
+}
+
+func (b *badRequest) Error() string { return b.msg }
+
+// unsupported is a well-formed request asking for what the endpoint does not do
+// (previous_response_id): refused, the agent not blamed.
+type unsupported struct{ msg string }
+
+func (u *unsupported) Error() string { return u.msg }
+
+// decoded reads and decodes a model request with decode; on failure it answers the
+// refusal itself and returns false. A request that cannot be read is the agent's fault
+// (Server.fault).
+func (s *Server) decoded(w http.ResponseWriter, r *http.Request, decode func([]byte) (*inbound, error)) (*inbound, bool) {
+	body, err := s.readBody(r)
+	if err == nil {
+		var in *inbound
+		if in, err = decode(body); err == nil {
+			return in, true
+		}
+	}
+	var bad *badRequest
+	var un *unsupported
+	switch {
+	case errors.As(err, &un):
+		writeError(w, r, http.StatusBadRequest, "invalid_request_error", un.msg)
+		return nil, false
+	case !errors.As(err, &bad):
+		if r.Context().Err() != nil {
+			return nil, false // the agent hung up mid-body: nothing to answer
+		}
+		bad = &badRequest{status: http.StatusBadRequest, kind: "invalid_request_error", msg: "runner's endpoint: " + err.Error()}
+	}
+	s.fault(bad.msg)
+	writeError(w, r, bad.status, bad.kind, bad.msg)
+	return nil, false
 }
 
 // toAgent maps Canonical back to the workspace's path in what the model answered.
@@ -161,12 +233,12 @@ func canonicalArgs(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// toolsResult is a tool's result as the agent reported it.
-func toolsResult(output string, ok bool) tools.Result {
+// toolsResult is a tool's result as the agent reported it, as the transcript records it.
+func toolsResult(output string, ok bool) result.ToolResult {
 	if ok {
-		return tools.OK(output)
+		return result.ToolResult{Success: true, Output: output}
 	}
-	return tools.Result{Output: output, Error: tools.Errorf(tools.CodeExecutionError, "", "the agent reported the call as failed")}
+	return result.ToolResult{Output: output, Error: &result.ToolError{Code: string(tools.CodeExecutionError), Message: "the agent reported the call as failed"}}
 }
 
 // textOf joins the text of a content field that is a string, or a list of parts each

@@ -31,15 +31,18 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentrunner/runner/runner/agent"
+	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/retry"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
+	"github.com/agentrunner/runner/tools"
 )
 
 // Canonical is the workspace's path as the model sees it (see Server.canonical).
@@ -77,8 +80,9 @@ type Server struct {
 	mu      sync.Mutex
 	out     agent.Outcome
 	prev    []model.Message // the last request's conversation, for what is new
+	tools   []string        // the last request's tool names
 	pending map[string]pendingCall
-	refused chan struct{} // closed at the first request past max_steps
+	refused chan struct{} // closed at the first request past max_steps, or that could not be read
 	refusal string
 	closed  bool
 }
@@ -136,8 +140,32 @@ func (s *Server) Close() error {
 	return s.http.Close()
 }
 
-// Refused is closed once a request past max_steps was refused: the agent cannot go on.
+// Refused is closed once a request past max_steps, or one the endpoint could not read,
+// was refused: the agent cannot, or should not, go on.
 func (s *Server) Refused() <-chan struct{} { return s.refused }
+
+// stopAgent closes Refused once. Called with s.mu held.
+func (s *Server) stopAgent() {
+	select {
+	case <-s.refused:
+	default:
+		close(s.refused)
+	}
+}
+
+// fault records a request the endpoint could not read (a *badRequest): the first one is
+// the outcome's Fault, which fails the scenario whatever the agent did after it, and
+// each is a refused request in the transcript. The agent is stopped as at max_steps.
+func (s *Server) fault(msg string) {
+	s.mu.Lock()
+	if s.out.Fault == "" {
+		s.out.Fault = "the agent sent a request runner's endpoint could not read: " + msg
+	}
+	step := s.out.Steps
+	s.stopAgent()
+	s.mu.Unlock()
+	_ = s.cfg.Record.Write(step, transcript.Request{Refused: msg})
+}
 
 // Outcome is what the agent's model calls came to: steps, usage, times, the calls its
 // model made (executed once the agent sent their result back). Stop is left to the
@@ -174,7 +202,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 // maxBody bounds a request body: a long conversation with images stays far below.
-const maxBody = 64 << 20
+var maxBody = bounded.EndpointRequest.Bytes
 
 // auth refuses a request without the per-run token (Authorization: Bearer, x-api-key or
 // api-key), comparing in constant time.
@@ -215,6 +243,13 @@ type inbound struct {
 	stream bool
 	// includeUsage asks for a usage chunk at the end of a chat completions stream.
 	includeUsage bool
+	// wire is how the agent named each tool it offered, by the name the model knows it
+	// by (the Responses front: namespaces, custom tools, client tool search), so a call
+	// is answered in kind; nil for the other fronts.
+	wire map[string]wireTool
+	// dropped are the tools offered that no model behind the endpoint can be given
+	// (hosted tools such as web_search, which a provider, not the agent, runs).
+	dropped []string
 }
 
 // refusal is a request the endpoint answers with an error instead of the model's.
@@ -232,35 +267,38 @@ func (r *refusal) Error() string { return r.msg }
 func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, int, error) {
 	now := s.now()
 	s.mu.Lock()
+	// The results the request carries are of calls the agent ran, whether or not the
+	// request itself is answered: a refused one's are still the agent's work.
+	results := s.answered(in, now)
 	if s.out.Steps >= s.cfg.MaxSteps {
 		first := s.refusal == ""
 		if first {
 			s.refusal = fmt.Sprintf("max_steps: runner's endpoint answered %d model requests, the task's limit; this one is refused", s.cfg.MaxSteps)
 			s.out.Stop = result.StopMaxSteps
-			close(s.refused)
+			s.stopAgent()
 		}
-		msg := s.refusal
+		msg, step := s.refusal, s.out.Steps
 		s.mu.Unlock()
+		_ = s.recordResults(results) // best effort, as the refusal's own event below: the refusal is the answer
+		_ = s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Refused: msg})
 		return nil, 0, &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: msg}
 	}
 	s.out.Steps++
 	step := s.out.Steps
 	in.req.External = true
 	sent := s.newMessages(in.req.Messages)
-	results := s.answered(step, in, now)
 	s.prev = in.req.Messages
+	offered, dropped := s.newTools(in.req.Tools, in.dropped)
 	s.mu.Unlock()
 
-	for _, tc := range results {
-		if err := s.cfg.Record.Write(tc.step, tc.event); err != nil {
-			return nil, step, s.fail(err)
-		}
+	if err := s.recordResults(results); err != nil {
+		return nil, step, s.fail(err)
 	}
 	last := ""
 	if n := len(in.req.Messages); n > 0 {
 		last = in.req.Messages[n-1].Role
 	}
-	if err := s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Last: last, Sent: sent}); err != nil {
+	if err := s.cfg.Record.Write(step, transcript.Request{Messages: len(in.req.Messages), Last: last, Sent: sent, Tools: offered, Dropped: dropped}); err != nil {
 		return nil, step, s.fail(err)
 	}
 	start := s.now()
@@ -273,6 +311,9 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	s.mu.Unlock()
 	if err != nil {
 		_ = s.cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
+		if errors.Is(err, model.ErrBudgetSpent) {
+			return nil, step, s.budgetSpent(err)
+		}
 		if ctx.Err() != nil {
 			return nil, step, err // the agent hung up, or the scenario ended
 		}
@@ -297,6 +338,31 @@ func (s *Server) exchange(ctx context.Context, in *inbound) (*model.Response, in
 	out := *resp
 	out.ToolCalls = calls
 	return s.toAgent(&out), step, nil
+}
+
+// budgetSpent turns a call the run's budget refused (nothing was sent) into the agent's
+// refusal: not a step, answered with HTTP 400 in the agent's protocol (as at max_steps:
+// neither Claude Code nor Codex retries one), and the agent stopped. The scenario stops
+// with stop reason budget, the budget's error as its reason.
+func (s *Server) budgetSpent(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.Steps--
+	if s.out.Stop == "" {
+		s.out.Stop, s.out.Err = result.StopBudget, err
+	}
+	s.stopAgent()
+	return &refusal{status: http.StatusBadRequest, kind: "invalid_request_error", msg: err.Error()}
+}
+
+// recordResults writes the tool_call events of the results a request brought.
+func (s *Server) recordResults(results []toolResult) error {
+	for _, tc := range results {
+		if err := s.cfg.Record.Write(tc.step, tc.event); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fail keeps the first infrastructure failure (the model's, the transcript's): the
@@ -331,6 +397,23 @@ func (s *Server) newMessages(msgs []model.Message) []transcript.Sent {
 	return out
 }
 
+// newTools is the names of the tools offered and of those dropped, when they differ from
+// the previous request's (nil when they do not): what the agent offered its model,
+// without repeating the list (Claude Code's is 25 tools) at every step. Called with s.mu
+// held.
+func (s *Server) newTools(specs []tools.Spec, dropped []string) (offered, notGiven []string) {
+	names := make([]string, len(specs), len(specs)+len(dropped)+1)
+	for i, t := range specs {
+		names[i] = t.Name
+	}
+	key := append(append(names, "\x00"), dropped...)
+	if slices.Equal(key, s.tools) {
+		return nil, nil
+	}
+	s.tools = key
+	return names, dropped
+}
+
 func sameMessage(a, b model.Message) bool {
 	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
@@ -352,7 +435,7 @@ type toolResult struct {
 // answered turns the tool results in the request that answer pending calls into calls the
 // agent executed: their events (in the step of the response that made the call, the time
 // since that response as their duration) and their records. Called with s.mu held.
-func (s *Server) answered(step int, in *inbound, now time.Time) []toolResult {
+func (s *Server) answered(in *inbound, now time.Time) []toolResult {
 	var out []toolResult
 	for _, m := range in.req.Messages {
 		if m.Role != model.RoleTool {
@@ -373,7 +456,6 @@ func (s *Server) answered(step int, in *inbound, now time.Time) []toolResult {
 			Executed: true, Success: ok, Duration: result.Millis(took)})
 		s.out.ToolTime += took
 	}
-	_ = step
 	return out
 }
 

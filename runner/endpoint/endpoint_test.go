@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -264,4 +265,94 @@ type failing struct{}
 func (failing) Name() string { return "fake:down" }
 func (failing) Step(context.Context, *model.Request) (*model.Response, error) {
 	return nil, errors.New("server down")
+}
+
+// repeated is an endless-looking body: n bytes of b, generated as read (a 1 GiB body
+// costs the test nothing).
+type repeated struct {
+	b byte
+	n int64
+}
+
+func (r *repeated) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	k := int(min(int64(len(p)), r.n))
+	for i := range p[:k] {
+		p[i] = r.b
+	}
+	r.n -= int64(k)
+	return k, nil
+}
+
+// A hostile agent's requests are bounded before anything decodes them: a 1 GiB body
+// (announced, and chunked with no length) and 100,000 nested arrays are refused with the
+// protocol's error, never reach the model, and fail the scenario (Outcome.Fault) rather
+// than error it; the agent is stopped as at max_steps, and the transcript says why.
+// Before the bounds, the deep body was a plain 400 and the agent could go on to pass.
+func TestHostileRequestBodiesAreRefusedAndFailTheScenario(t *testing.T) {
+	const deep = 100_000
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses", "/v1/messages"} {
+		for _, c := range []struct {
+			name   string
+			body   func() io.Reader
+			length int64
+			status int
+			want   string
+		}{
+			{"1 GiB announced", func() io.Reader { return &repeated{b: ' ', n: 1 << 30} }, 1 << 30, http.StatusRequestEntityTooLarge, "1073741824 bytes, more than the 64 MiB"},
+			{"1 GiB chunked", func() io.Reader { return &repeated{b: ' ', n: 1 << 30} }, -1, http.StatusRequestEntityTooLarge, "is more than the 64 MiB"},
+			{"100,000 deep", func() io.Reader {
+				return io.MultiReader(strings.NewReader(`{"messages":`), &repeated{b: '[', n: deep})
+			}, -1, http.StatusBadRequest, "nested more than 128 levels"},
+			{"not JSON", func() io.Reader { return strings.NewReader(`{"model": []}`) }, -1, http.StatusBadRequest, "runner's endpoint: bad"},
+		} {
+			t.Run(path+"/"+c.name, func(t *testing.T) {
+				inner := &scripted{answers: []model.Response{{Content: "never"}}}
+				rec := &events{}
+				srv, base := serve(t, endpoint.Config{Model: inner, MaxSteps: 5, Record: rec})
+				req, err := http.NewRequest(http.MethodPost, base+path, c.body())
+				assert.NilError(t, err)
+				req.ContentLength = c.length
+				req.Header.Set("Authorization", "Bearer "+srv.Token())
+				req.Header.Set("X-Api-Key", srv.Token())
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil && c.length < 0 {
+					// The server may answer and close before the client has sent it all.
+					t.Logf("client: %v", err)
+				}
+				assert.NilError(t, err)
+				b, err := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				assert.NilError(t, err)
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				assert.Equal(t, resp.StatusCode, c.status, string(b))
+				assert.Check(t, is.Contains(string(b), c.want))
+				if path == "/v1/messages" {
+					assert.Check(t, is.Contains(string(b), `"type":"error"`), "Anthropic's error shape")
+				} else {
+					assert.Check(t, is.Contains(string(b), `"error":{"code":`), "OpenAI's error shape")
+				}
+				t.Logf("allocated %d MiB", (after.TotalAlloc-before.TotalAlloc)>>20)
+				assert.Check(t, after.TotalAlloc-before.TotalAlloc < 400<<20, "allocated %d MiB", (after.TotalAlloc-before.TotalAlloc)>>20)
+				assert.Equal(t, len(inner.asked), 0, "the model never saw it")
+				out := srv.Outcome()
+				assert.Check(t, is.Contains(out.Fault, "could not read"))
+				assert.Check(t, is.Contains(out.Fault, c.want))
+				assert.Equal(t, out.Stop, result.StopReason(""), "no limit hit, no error: the agent's fault")
+				select {
+				case <-srv.Refused():
+				default:
+					t.Error("the agent is not stopped")
+				}
+				reqs := rec.of(transcript.TypeRequest)
+				assert.Assert(t, is.Len(reqs, 1))
+				assert.Check(t, is.Contains(reqs[0].(transcript.Request).Refused, c.want))
+			})
+		}
+	}
 }

@@ -216,3 +216,8 @@ func Truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// ErrBudgetSpent is what a model call returns, unsent, once the run has spent its
+// --budget-usd (runner/model/budget): the loop and runner's endpoint stop the scenario
+// with stop reason budget rather than report a failed model.
+var ErrBudgetSpent = errors.New("the run's budget is spent")

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/policy/command"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/complete"
@@ -59,21 +60,9 @@ const (
 	toolRunCode  = "run_code"
 )
 
-// Decision is the outcome for one call, recorded in the transcript.
-type Decision struct {
-	Allowed bool `json:"allowed"`
-	// Source is one of the Source constants.
-	Source string `json:"source"`
-	// Rule describes the rule that decided, when one did:
-	// approval.rules[1] {tool: run_in_terminal, match: '...', action: allow} (task.yaml:12:7).
-	Rule string `json:"rule,omitempty"`
-	// By names the decider in a few words, for messages: "approval.rules[1]",
-	// "approval mode read-only", "the approval default (deny)", "the user".
-	By string `json:"by"`
-	// Reason and Suggestion are written for the model (and the person reading the run).
-	Reason     string `json:"reason,omitempty"`
-	Suggestion string `json:"suggestion,omitempty"`
-}
+// Decision is the outcome for one call, recorded in the transcript: a record, so it lives
+// in runner/result, where the transcript's events can hold it.
+type Decision = result.Decision
 
 // Options configure a Policy.
 type Options struct {

@@ -31,6 +31,7 @@ const (
 	StopInterrupt StopReason = "interrupted"
 	StopNotRun    StopReason = "not_run" // never started: a budget was spent (runner bench)
 	StopGaveUp    StopReason = "gave_up" // an external agent ended without saying it finished (a non-zero exit)
+	StopBudget    StopReason = "budget"  // the run's --budget-usd was spent: the next model call was refused
 )
 
 // Scenario is the outcome of one run of one task.

@@ -80,7 +80,8 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 	if err != nil {
 		return acted{err: err}
 	}
-	inv := kinds.Invocation{Prompt: r.t.Prompt, System: r.t.System, Model: p.model.Name(), Command: r.t.Agent.Command, Workdir: p.ws.Dir(), MaxSteps: p.maxSteps}
+	inv := kinds.Invocation{Prompt: r.t.Prompt, System: r.t.System, Model: p.model.Name(), ModelID: kinds.ModelID(p.model.Name()),
+		Command: r.t.Agent.Command, Workdir: p.ws.Dir(), MaxSteps: p.maxSteps}
 	// The arguments are built once the endpoint's address is known: Codex takes it only there.
 	l, base, argv, cleanup, err := listen(p, aw, func(base string) []string {
 		inv.BaseURL = base
@@ -182,7 +183,7 @@ func (r *runState) waitProgram(p *prepared, k kinds.Kind, proc *toolexec.Process
 // externalOutcome is the endpoint's outcome with its stop: how the program ended.
 func (r *runState) externalOutcome(p *prepared, out agent.Outcome, verdict kinds.Verdict) agent.Outcome {
 	switch {
-	case out.Stop == result.StopError:
+	case out.Stop == result.StopError, out.Stop == result.StopBudget:
 	case p.parent.Err() != nil:
 		out.Stop = result.StopInterrupt
 	case out.Stop == result.StopMaxSteps:

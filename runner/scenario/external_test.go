@@ -14,6 +14,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/budget"
+	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/task"
@@ -186,6 +188,96 @@ func TestAgentCannotFindTheProviderKey(t *testing.T) {
 				t.Logf("the agent found the key in:%s", b)
 			}
 			assert.Equal(t, res.Status, result.Passed, res.Reason)
+		})
+	}
+}
+
+// The attack on the endpoint's reader: the agent posts 100,000 nested arrays (and, in the
+// second case, a 1 GiB body of spaces, streamed from /dev/zero through tr), then does the
+// job right and exits 0. The endpoint refuses the request in the protocol (413 or 400),
+// and the scenario fails for it rather than erroring or passing; the process stays small.
+// Before the bounds the deep body was a plain 400 and the scenario passed.
+func TestHostileRequestBodyFailsTheScenario(t *testing.T) {
+	for name, send := range map[string]string{
+		"deep":  `{ printf '{"messages":'; head -c 100000 /dev/zero | tr '\0' '['; }`,
+		"1 GiB": `head -c 1073741824 /dev/zero | tr '\0' ' '`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tk := agentTask(t, `prompt: go
+timeout: 1m
+agent:
+  command: |
+    `+send+` | curl -sS -o answer.json -w "%{http_code}" -H "Authorization: Bearer $OPENAI_API_KEY" -H "Content-Type: application/json" -X POST -T - $OPENAI_BASE_URL/chat/completions > status.txt
+    echo hello > hello.txt
+assert:
+  - file_contains: {path: hello.txt, text: hello}
+`)
+			opts := runOptions(t, writes("x"))
+			opts.KeepWorkspaces = true
+			res := run(t, tk, opts)
+			assert.Equal(t, res.Status, result.Failed, res.Reason)
+			assert.Assert(t, is.Contains(res.Reason, "the agent sent a request runner's endpoint could not read"), res.Reason)
+			status, err := os.ReadFile(filepath.Join(res.Workspace, "status.txt"))
+			assert.NilError(t, err)
+			answer, _ := os.ReadFile(filepath.Join(res.Workspace, "answer.json"))
+			want := map[string]string{"deep": "400", "1 GiB": "413"}[name]
+			assert.Check(t, is.Equal(string(status), want), string(answer))
+			assert.Check(t, is.Contains(string(answer), `"error":{`), "the protocol's error")
+			reqs := eventsOf(events(t, res), transcript.TypeRequest)
+			assert.Assert(t, is.Len(reqs, 1))
+			assert.Check(t, is.Contains(reqs[0]["refused"], "runner's endpoint"))
+		})
+	}
+}
+
+// --budget-usd is kept at every model call, in one place (the scenario's model wrapped by
+// the run's budget.Budget), for runner's loop and an external agent alike: the first
+// answer costs $1.40 of a $1 budget, so the second call is refused unsent; the scenario
+// stops with stop reason budget (errored: nobody failed, the run was cut), the agent's
+// refused request is answered in its protocol (400) and the agent stopped, and neither
+// scenario asks the model a second time.
+func TestBudgetIsKeptAtEveryModelCall(t *testing.T) {
+	pricesFile := filepath.Join(t.TempDir(), "prices.yaml")
+	assert.NilError(t, os.WriteFile(pricesFile, []byte("models:\n  scripted:priced: {input: 1.0, output: 2.0}\n"), 0o644))
+	table, err := price.Load(pricesFile)
+	assert.NilError(t, err)
+	costly := func() *scriptModel {
+		m := writes(`hello\n`)
+		m.name = "scripted:priced"
+		for i, r := range m.responses {
+			c := *r
+			c.Usage = model.Usage{PromptTokens: 1_000_000, CompletionTokens: 200_000} // $1.40
+			m.responses[i] = &c
+		}
+		return m
+	}
+	for name, tk := range map[string]*task.Task{
+		"loop":  agentTask(t, "prompt: Write hello to hello.txt.\ntools: [write_file]\n"),
+		"agent": agentTask(t, helloTask),
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := costly()
+			opts := runOptions(t, m)
+			opts.Prices = table
+			opts.Budget = budget.New(1.0, table)
+			res := run(t, tk, opts)
+			assert.Equal(t, res.Status, result.Errored, res.Reason)
+			assert.Equal(t, res.Stop, result.StopBudget)
+			assert.Check(t, is.Contains(res.Reason, "budget: the run has spent $1.4000 of its --budget-usd of $1.00"))
+			assert.Equal(t, m.stepCount(), 1, "the refused call never reached the model")
+			assert.Equal(t, res.Steps, 1)
+			assert.Check(t, res.Cost != nil && res.Cost.USD != nil && *res.Cost.USD == 1.4, "%+v", res.Cost)
+			assert.Check(t, opts.Budget.Refused() && !opts.Budget.Admit())
+			evs := events(t, res)
+			errs := eventsOf(evs, transcript.TypeModelErr)
+			assert.Assert(t, is.Len(errs, 1))
+			assert.Check(t, is.Contains(errs[0]["error"], "--budget-usd"))
+			if name == "agent" {
+				agents := eventsOf(evs, transcript.TypeAgent)
+				last := agents[len(agents)-1]
+				assert.Check(t, is.Contains(last["output"], "invalid_request_error"), "the agent got the refusal in its protocol: %v", last["output"])
+				assert.Check(t, is.Contains(last["output"], "--budget-usd"))
+			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentrunner/runner/runner/assert"
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/transcript"
@@ -11,8 +12,15 @@ import (
 
 // judgeEnv lets judge assertions open their model and write to the transcript.
 func (r *runState) judgeEnv(t *task.Task) *assert.JudgeEnv {
+	open := r.opts.Judge
+	if open != nil && r.opts.Budget != nil {
+		open = func(spec string) (model.Model, error) {
+			m, err := r.opts.Judge(spec)
+			return r.opts.Budget.Wrap(m), err
+		}
+	}
 	return &assert.JudgeEnv{
-		Open:   r.opts.Judge,
+		Open:   open,
 		Prompt: t.Prompt,
 		Record: func(data transcript.Payload) { _ = r.record(0, data) },
 	}

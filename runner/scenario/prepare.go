@@ -11,6 +11,7 @@ import (
 	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/policy"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/toolbox"
 	"github.com/agentrunner/runner/runner/transcript"
@@ -103,7 +104,7 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	if err != nil {
 		return err
 	}
-	p.model = m
+	p.model = opts.Budget.Wrap(m)
 	r.res.Model = m.Name()
 	p.maxSteps, p.timeout = t.MaxSteps, t.Timeout
 	if opts.MaxSteps > 0 {
@@ -142,9 +143,20 @@ func (r *runState) settle(repeat int, p *prepared) error {
 		FormatVersion: transcript.FormatVersion,
 		Task:          t.Name, File: t.Path, Model: m.Name(), Agent: agentName, Repeat: repeat, System: p.system, Prompt: t.Prompt,
 		Tools: tools, Options: t.ModelOptions, MaxSteps: p.maxSteps, Timeout: p.timeout.String(),
-		Approval: p.approval, Sandbox: r.res.Sandbox, SandboxGaps: r.res.SandboxGaps, Network: t.Network, Limits: t.Limits, Warnings: p.policy.Warnings(),
+		Approval: approvalRecord(p.approval), Sandbox: r.res.Sandbox, SandboxGaps: r.res.SandboxGaps, Network: t.Network,
+		Limits: result.Limits(t.Limits), Warnings: p.policy.Warnings(),
 	})
 	return nil
+}
+
+// approvalRecord is the approval policy as the start event records it.
+func approvalRecord(a task.Approval) result.Approval {
+	rec := result.Approval{Mode: a.Mode, Default: a.Default}
+	for _, r := range a.Rules {
+		rec.Rules = append(rec.Rules, result.ApprovalRule{Tool: r.Tool, Match: r.Match, Action: r.Action, Reason: r.Reason,
+			Expires: r.Expires, Disabled: r.Disabled, Pos: result.Position(r.Pos)})
+	}
+	return rec
 }
 
 // prepareWorkspace creates and opens the workspace, starts the task's container, runs

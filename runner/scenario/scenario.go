@@ -14,6 +14,7 @@ import (
 	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/budget"
 	"github.com/agentrunner/runner/runner/model/price"
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
@@ -74,6 +75,10 @@ type Options struct {
 	Agent string
 	// Prices is the price table that gives each scenario its cost; nil is the shipped one.
 	Prices *price.Table
+	// Budget, when set, is the run's --budget-usd: every model call of the scenario (the
+	// loop's, an external agent's through the endpoint, a judge's) is checked against it
+	// and charged to it as it happens.
+	Budget *budget.Budget
 }
 
 // Run runs one task. Repeat numbers repeated runs of the same task (from 1; see

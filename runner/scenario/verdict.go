@@ -55,7 +55,7 @@ func abandoned(parent context.Context) verdict {
 func (r *runState) conclude(p *prepared, a acted, v verification) verdict {
 	r.setChanges(v.changes)
 	switch a.out.Stop {
-	case result.StopError, result.StopInterrupt:
+	case result.StopError, result.StopInterrupt, result.StopBudget:
 		return errored(fmt.Sprint(v.err))
 	}
 	r.res.Assertions = v.assertions
@@ -76,7 +76,7 @@ func (r *runState) conclude(p *prepared, a acted, v verification) verdict {
 	if msg := r.judgeError(); msg != "" && protected == "" && v.broken == "" {
 		return errored(msg)
 	}
-	return r.assertionVerdict(protected, v.broken)
+	return r.assertionVerdict(a.out.Fault, protected, v.broken)
 }
 
 // assertionVerdict is passed or failed. A limit (max_steps, timeout, stopped) fails the

@@ -73,7 +73,7 @@ func (r *runState) verify(p *prepared, a acted) verification {
 	vctx, vcancel := verifyContext(p.parent, deadline, r.now())
 	defer vcancel()
 	switch a.out.Stop {
-	case result.StopError:
+	case result.StopError, result.StopBudget:
 		v := guard(vctx, func() verification {
 			c, err := r.compare(vctx, p.env, p.dir, p.manifest)
 			return verification{changes: c, diffs: diffs(vctx, p, c), err: err}

@@ -90,7 +90,7 @@ var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	// The task file's approval block, as a start event records it: its fields carry the
 	// task schema's jsonschema tags (task_gen_test.go), which this library would read as
 	// descriptions; `runner schema task` describes it.
-	reflect.TypeFor[task.Approval](): {Type: "object", Description: "the approval policy as the task resolved it: mode, default and rules, as in the task file (runner schema task)"},
+	reflect.TypeFor[result.Approval](): {Type: "object", Description: "the approval policy as the task resolved it: mode, default and rules, as in the task file (runner schema task)"},
 }
 
 // reflect_ is the schema of t. Readers of older files must accept fields added later, and

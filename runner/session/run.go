@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentrunner/runner/runner/merge"
+	"github.com/agentrunner/runner/runner/model/budget"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
@@ -26,8 +27,8 @@ type RunOptions struct {
 	// PassedOnly, its passed results only) are reported instead of run again.
 	Resume     string
 	PassedOnly bool
-	// BudgetUSD stops starting scenarios once the run has cost this much (0: no limit);
-	// every model's price must then be known.
+	// BudgetUSD is what the run may cost (0: no limit), kept at every model call
+	// (runner/model/budget); every model's price must then be known.
 	BudgetUSD float64
 	// OnStart and OnDone observe each scenario as in suite.Options.
 	OnStart, OnDone func(result.Scenario)
@@ -57,7 +58,7 @@ type Plan struct {
 	o      RunOptions
 	sel    func(t *task.Task, repeat, index int) bool
 	prior  func(t *task.Task, repeat, index int) (result.Scenario, bool)
-	budget *suite.CostBudget
+	budget *budget.Budget
 }
 
 // CheckShard reports a shard value that does not parse (a *ShardError).
@@ -97,7 +98,16 @@ func (s *Session) Plan(o RunOptions) (*Plan, error) {
 				return nil, err
 			}
 		}
-		p.budget = &suite.CostBudget{USD: o.BudgetUSD}
+		p.budget = budget.New(o.BudgetUSD, s.Prices)
+	}
+	if reuse := p.prior; reuse != nil && p.budget != nil {
+		p.prior = func(t *task.Task, repeat, index int) (result.Scenario, bool) {
+			r, ok := reuse(t, repeat, index)
+			if ok {
+				p.budget.AddPrior(r) // spent by the run that made it; the rest is charged call by call
+			}
+			return r, ok
+		}
 	}
 	return p, nil
 }
@@ -123,30 +133,22 @@ func (s *Session) CheckPrices(models []string) error {
 // Count is how many scenarios the run reports (every one of its shard, resumed or run).
 func (p *Plan) Count() int { return suite.Count(p.s.Tasks, p.o.Repeat, p.sel) }
 
-// Run runs the plan's scenarios with the session's scenario options (Session.Scenario)
-// and returns the run, the build cache's warm-up in it.
+// Run runs the plan's scenarios with the session's scenario options (Session.Scenario),
+// every model call of them checked against the budget, and returns the run, the build
+// cache's warm-up in it.
 func (p *Plan) Run(ctx context.Context) result.Run {
-	onDone := p.o.OnDone
-	var admit func() bool
-	if p.budget != nil {
-		admit = p.budget.Admit
-		onDone = func(r result.Scenario) {
-			p.budget.Add(r)
-			if p.o.OnDone != nil {
-				p.o.OnDone(r)
-			}
-		}
-	}
+	so := p.s.Scenario(ctx, "")
+	so.Budget = p.budget
 	run := suite.Run(ctx, p.s.Tasks, suite.Options{
 		Parallel: p.s.Parallel(p.o.Parallel), Repeat: p.o.Repeat,
-		OnStart: p.o.OnStart, OnDone: onDone, Select: p.sel, Prior: p.prior, Admit: admit,
-		Scenario: p.s.Scenario(ctx, ""),
+		OnStart: p.o.OnStart, OnDone: p.o.OnDone, Select: p.sel, Prior: p.prior, Admit: p.budget.Admit,
+		Scenario: so,
 	})
 	run.Warmup = p.s.Warmup
 	return run
 }
 
-// BudgetSpent reports whether the budget kept a scenario from starting.
+// BudgetSpent reports whether the budget kept a scenario from starting or refused a call.
 func (p *Plan) BudgetSpent() bool { return p.budget.Refused() }
 
 func orGetenv(getenv func(string) string) func(string) string {

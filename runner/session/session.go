@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/merge"
+	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
 	"github.com/agentrunner/runner/tools/exec/sandbox"
@@ -60,6 +62,7 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 	opts := loadOptions(reg)
 	opts.Vars, opts.Limit, opts.Sample, opts.Seed = cases.Vars, cases.Limit, cases.Sample, cases.Seed
 	tasks, err := task.LoadAll(paths, opts)
+	registerSecrets(tasks...)
 	if err != nil && len(tasks) == 0 {
 		return nil, err
 	}
@@ -87,15 +90,32 @@ func LoadCases(paths []string, reg *tools.Registry, filter string, warn io.Write
 	return kept, loadErr
 }
 
-// loadOptions are the task loader's options for a run with the tool catalog reg.
+// loadOptions are the task loader's options for a run with the tool catalog reg: what a
+// task file may name of the runtime (tools, sandbox modes, tool-call parsers), which the
+// format package leaves to the runtime.
 func loadOptions(reg *tools.Registry) task.LoadOptions {
-	return task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs}
+	return task.LoadOptions{KnownTool: reg.Canonical, ToolNames: reg.Names(), Now: time.Now(), CheckArgs: reg.CheckArgs,
+		SandboxModes: sandbox.ModeNames(), Parsers: textcall.Modes, SecretMinLen: scrub.MinLen}
 }
 
-// LoadTask loads one task file (its first case) as LoadTasks loads them, for a command
-// that looks at one task (runner policy check).
+// registerSecrets tells the process's scrubber the tasks' secret values, before anything
+// prints or writes: loading a task leaves that to whoever runs it.
+func registerSecrets(tasks ...*task.Task) {
+	for _, t := range tasks {
+		scrub.Add(t.SecretValues()...)
+	}
+}
+
+// LoadTask loads one task file (its first case) as LoadTasks loads them, its secrets
+// registered with the scrubber, for a command that looks at one task (runner policy
+// check).
 func LoadTask(path string, reg *tools.Registry) (*task.Task, error) {
-	return task.Load(path, loadOptions(reg))
+	t, err := task.Load(path, loadOptions(reg))
+	if err != nil {
+		return nil, err
+	}
+	registerSecrets(t)
+	return t, nil
 }
 
 type probe struct {

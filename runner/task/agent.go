@@ -35,9 +35,16 @@ func (l *loader) agent(n ast.Node, field string) {
 		return
 	}
 	var commandAt ast.Node
-	dir, err := filepath.Abs(l.t.Dir)
+	// The files an agent's command names are beside the file that names them: a suite
+	// file's agent: (inherited) brings its own, so one agent script serves the suite.
+	from := l.d.posOf(r).File
+	base, noun := l.t.Dir, "task file"
+	if from != l.d.file {
+		base, noun = filepath.Dir(from), "suite file"
+	}
+	dir, err := filepath.Abs(base)
 	if err != nil {
-		dir = l.t.Dir
+		dir = base
 	}
 	a.Dir = dir
 	present := d.object(r, field, agentFields, func(e entry, f string) {
@@ -50,7 +57,7 @@ func (l *loader) agent(n ast.Node, field string) {
 				a.Files = append(a.Files, l.commandFiles(e.value, f, dir, a.Command)...)
 			}
 		case "files":
-			a.Files = append(a.Files, l.declaredFiles(e.value, f, dir)...)
+			a.Files = append(a.Files, l.declaredFilesOf(e.value, f, dir, base, noun)...)
 		}
 	})
 	_, hasKind := present["kind"]

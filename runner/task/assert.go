@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,9 +11,12 @@ import (
 // DefaultCommandTimeout bounds a command assertion that sets no timeout.
 const DefaultCommandTimeout = 60 * time.Second
 
-// AssertionKind is one row of the registry of assertion kinds: the key of an assert:
-// entry, the line the schema shows, how its value is written, and its decoder. The
-// checker is the kind's row in runner/assert; a new kind is its files plus one row each.
+// AssertionKind is the task file's side of an assertion kind: the key of an assert:
+// entry, the line the schema shows, how its value is written (the schema of a scalar,
+// or a zero Spec whose fields the schema describes) and its decoder. It is one part of
+// the kind's row in runner/assert's Registry, which carries the checker too and
+// registers this part here: the format knows nothing of the runtime, and a kind is its
+// file plus its row there.
 type AssertionKind struct {
 	Name string
 	Doc  string
@@ -21,44 +25,53 @@ type AssertionKind struct {
 	// scalar kind's value.
 	Spec   any
 	Schema string
-	decode func(l *loader, n ast.Node, f string) (any, bool)
+	// Decode decodes the kind's value into its Spec (see Value); false when it reported
+	// a problem.
+	Decode func(v Value) (any, bool)
 }
 
-// Kinds are the assertion kinds, in the order of the documentation.
-var Kinds = []AssertionKind{
-	{Name: KindCompleted, Doc: "Whether task_complete was called (true) or not (false).", Schema: `{"type": "boolean"}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.boolean(n, f) }},
-	{Name: KindFileExists, Doc: "This file exists at the end.", Schema: `{"$ref": "#/$defs/path"}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.wsPath(n, f) }},
-	{Name: KindFileAbsent, Doc: "This file does not exist at the end.", Schema: `{"$ref": "#/$defs/path"}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.wsPath(n, f) }},
-	{Name: KindFileContains, Doc: "A file contains a substring.", Spec: FileContains{}, decode: (*loader).fileContains},
-	{Name: KindFileMatches, Doc: "A file matches a regex.", Spec: FileMatches{}, decode: (*loader).fileMatches},
-	{Name: KindFileEquals, Doc: "A file's exact content.", Spec: FileEquals{}, decode: (*loader).fileEquals},
-	{Name: KindCommand, Doc: "A shell command run in the final workspace (after verify files are added).", Spec: CommandCheck{},
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.command(n, f) }},
-	{Name: KindToolCalled, Doc: "A tool was executed (denied calls do not count): a name, or a block.", Spec: ToolCalled{},
-		Schema: `{"$ref": "#/$defs/toolName"}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.toolCalled(n, f) }},
-	{Name: KindToolNotCalled, Doc: "This tool was never executed.", Schema: `{"$ref": "#/$defs/toolName"}`, decode: (*loader).toolNotCalled},
-	{Name: KindStepsAtMost, Doc: "The agent finished within this many steps (model responses).", Schema: `{"type": "integer", "minimum": 1}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.atLeast(n, f, 1) }},
-	{Name: KindSummaryMatches, Doc: "The task_complete summary matches this regex.", Schema: `{"$ref": "#/$defs/regex"}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.regex(n, f) }},
-	{Name: KindDeniedAtMost, Doc: "At most this many calls were denied by the approval policy or command rules.", Schema: `{"type": "integer", "minimum": 0}`,
-		decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.d.atLeast(n, f, 0) }},
-	{Name: KindJudge, Doc: "A model grades the work against the rubric, seeing the task's prompt, the files named and the agent's summary, and answers through a verdict tool call (score 0..1, reasoning). Passes when score >= min_score. The judge's own failures (unreachable, no verdict) are scenario errors; its tokens are counted apart (judge_usage).",
-		Spec: Judge{}, decode: func(l *loader, n ast.Node, f string) (any, bool) { return l.judge(n, f) }},
-}
+// Kinds are the assertion kinds the loader knows, in the order of the documentation:
+// the rows runner/assert registers when it is linked (as it is into runner, and into
+// every test of this package, through kinds_test.go). AssertionKinds are their names.
+var (
+	Kinds          []AssertionKind
+	AssertionKinds []string
+)
 
-// AssertionKinds lists the names of Kinds, in order.
-var AssertionKinds = func() []string {
-	out := make([]string, len(Kinds))
-	for i, k := range Kinds {
-		out[i] = k.Name
+// RegisterKind adds an assertion kind for the loader, after the others. It is for init
+// functions (runner/assert's) and tests, before anything loads a task file; an empty
+// name, a missing decoder or a name already registered panics.
+func RegisterKind(k AssertionKind) {
+	switch {
+	case k.Name == "" || k.Decode == nil:
+		panic(fmt.Sprintf("task: RegisterKind of %q without a name or decoder", k.Name))
+	case contains(AssertionKinds, k.Name):
+		panic("task: RegisterKind of " + k.Name + " twice")
 	}
-	return out
-}()
+	Kinds = append(Kinds[:len(Kinds):len(Kinds)], k)
+	AssertionKinds = append(AssertionKinds[:len(AssertionKinds):len(AssertionKinds)], k.Name)
+}
+
+// The decoders of the built-in kinds whose value is a block, for their rows in
+// runner/assert: each decodes into the Spec type of its name.
+
+// DecodeFileContains decodes file_contains: {path, text}.
+func DecodeFileContains(v Value) (any, bool) { return v.l.fileContains(v.n, v.field) }
+
+// DecodeFileMatches decodes file_matches: {path, regex}.
+func DecodeFileMatches(v Value) (any, bool) { return v.l.fileMatches(v.n, v.field) }
+
+// DecodeFileEquals decodes file_equals: {path, content}.
+func DecodeFileEquals(v Value) (any, bool) { return v.l.fileEquals(v.n, v.field) }
+
+// DecodeCommand decodes command: {run, exit_code, stdout_contains, timeout, junit, format}.
+func DecodeCommand(v Value) (any, bool) { return v.l.command(v.n, v.field) }
+
+// DecodeToolCalled decodes tool_called: NAME or {name, args_match, min, max}.
+func DecodeToolCalled(v Value) (any, bool) { return v.l.toolCalled(v.n, v.field) }
+
+// DecodeJudge decodes judge: {model, rubric, files, min_score}.
+func DecodeJudge(v Value) (any, bool) { return v.l.judge(v.n, v.field) }
 
 var (
 	fileContainsFields = keysOf(FileContains{})
@@ -119,6 +132,10 @@ func (l *loader) assertions(n ast.Node, field string) {
 		if !ok {
 			continue
 		}
+		if len(Kinds) == 0 {
+			l.d.fail(e.keyAt, f, "unknown assertion kind %q: no kinds are registered (a Go program that loads task files imports runner/assert, which registers them)", e.key)
+			continue
+		}
 		if !contains(AssertionKinds, e.key) {
 			l.d.fail(e.keyAt, f, "unknown assertion kind %q%s", e.key, suggest(e.key, AssertionKinds, "known kinds"))
 			continue
@@ -134,18 +151,10 @@ func (l *loader) assertions(n ast.Node, field string) {
 func (l *loader) assertion(kind string, n ast.Node, f string) (any, bool) {
 	for _, k := range Kinds {
 		if k.Name == kind {
-			return k.decode(l, n, f)
+			return k.Decode(Value{l: l, n: n, field: f})
 		}
 	}
 	panic("task: unhandled assertion kind " + kind) // the caller checked AssertionKinds
-}
-
-func (l *loader) toolNotCalled(n ast.Node, f string) (any, bool) {
-	name, ok := l.d.nonEmpty(n, f)
-	if !ok {
-		return "", false
-	}
-	return l.tool(n, f, name)
 }
 
 func (l *loader) fileContains(n ast.Node, f string) (any, bool) {

@@ -1,7 +1,7 @@
 package task
 
 import (
-	"fmt"
+	"context"
 	"path/filepath"
 	"strings"
 	"time"
@@ -9,11 +9,11 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/command"
 )
 
 // ToolDef is a tool the task file brings (tools_defined): a shell command the agent can
-// call like any built-in tool. See tools/command.
+// call like any built-in tool. The runtime runs it through tools/command (runner/scenario's
+// Registry).
 type ToolDef struct {
 	Name        string         `json:"name" jsonschema:"required,pattern=^[a-zA-Z0-9_-]{1\\,64}$" jsonschema_description:"The tool's name as the model sees it: letters, digits, _ and -, at most 64; it must not clash with a built-in tool or contain __ (reserved for MCP tools)."`
 	Description string         `json:"description,omitempty" jsonschema_description:"What the tool does and when to use it, written for the model."`
@@ -30,11 +30,23 @@ type ToolDef struct {
 	Pos   Position `json:"pos" jsonschema:"-"`
 }
 
-// Tool builds the tool. Load has checked the definition, so an error here means the
+// Spec is the tool's spec as the model sees it, built as tools/command builds it
+// (tools.DefinedSpec). Load has checked the definition, so an error here means the
 // ToolDef was built by hand.
-func (d ToolDef) Tool() (tools.Tool, error) {
-	return command.New(command.Def{Name: d.Name, Description: d.Description, Parameters: d.Parameters,
-		Command: d.Command, Risk: tools.Risk(d.Risk), Timeout: d.Timeout, Dir: d.Dir, Files: d.Files})
+func (d ToolDef) Spec() (tools.Spec, error) {
+	return tools.DefinedSpec(d.Name, d.Description, d.Parameters, tools.Risk(d.Risk))
+}
+
+// declared is a defined tool as the loader checks it: its spec, against which the
+// reference solution's calls are checked, and nothing that runs (format only: the
+// runtime builds the tool that runs).
+type declared struct{ spec tools.Spec }
+
+func (d declared) Spec() tools.Spec                                 { return d.spec }
+func (declared) Validate(tools.Args, *tools.Workspace) *tools.Error { return nil }
+func (declared) RequiresApproval(tools.Args, *tools.Workspace) bool { return true }
+func (d declared) Execute(context.Context, tools.Args, *tools.Workspace) tools.Result {
+	return tools.Failf(tools.CodeExecutionError, "", "%s is checked at load time, not run", d.spec.Name)
 }
 
 var (
@@ -126,15 +138,16 @@ func (l *loader) toolsDefined(n ast.Node, field string) {
 	}
 }
 
-// addDefined builds a decoded tool as the runner will and adds it to the task, or
-// reports why it cannot be built at the entry's name or parameters.
+// addDefined builds a decoded tool's spec as the runner will and adds the tool to the
+// task, or reports why it cannot be built at the entry's name or parameters.
 func (l *loader) addDefined(def ToolDef, f string, nameAt, paramsAt ast.Node) {
 	d := l.d
-	tl, err := def.Tool()
+	spec, err := def.Spec()
 	if err != nil {
 		d.failErr(nameAt, join(f, "name"), err, "%v", err)
 		return
 	}
+	tl := declared{spec}
 	// Compile the schema now: a broken one is the author's error, not the model's.
 	one := tools.NewRegistry()
 	if err := one.Register(tl); err == nil {
@@ -175,26 +188,4 @@ func (l *loader) definedName(n ast.Node, field, name string) bool {
 // schemaProblem condenses a schema error, which may span lines, into one line.
 func schemaProblem(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// Registry returns catalog plus the task's defined tools, or catalog itself when the task
-// defines none. Entries are shared with catalog (see tools.Registry.With): call it once
-// per scenario.
-func (t *Task) Registry(catalog *tools.Registry) (*tools.Registry, error) {
-	if len(t.ToolsDefined) == 0 {
-		return catalog, nil
-	}
-	extra := make([]tools.Tool, 0, len(t.ToolsDefined))
-	for _, d := range t.ToolsDefined {
-		tl, err := d.Tool()
-		if err != nil {
-			return nil, fmt.Errorf("%s: tools_defined: %w", d.Pos, err)
-		}
-		extra = append(extra, tl)
-	}
-	reg, err := catalog.With(extra...)
-	if err != nil {
-		return nil, fmt.Errorf("tools_defined: %w", err)
-	}
-	return reg, nil
 }

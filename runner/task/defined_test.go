@@ -21,12 +21,12 @@ func TestToolsDefinedDecode(t *testing.T) {
 	assert.Equal(t, wc.Pos.Line, 12)
 	assert.DeepEqual(t, wc.Parameters["required"], []any{"path"})
 
-	tl, err := wc.Tool()
+	spec, err := wc.Spec()
 	assert.NilError(t, err)
-	assert.Equal(t, string(tl.Spec().Risk), "read_only")
-	shout, err := tk.ToolsDefined[1].Tool()
+	assert.Equal(t, string(spec.Risk), "read_only")
+	shout, err := tk.ToolsDefined[1].Spec()
 	assert.NilError(t, err)
-	assert.Equal(t, string(shout.Spec().Risk), "dangerous")
+	assert.Equal(t, string(shout.Risk), "dangerous")
 	assert.Equal(t, tk.Reference[0].Tool, "word_count")
 }
 

@@ -3,6 +3,10 @@ package task
 import (
 	"sort"
 	"time"
+
+	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/scrub"
+	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // testTools stands in for the tool registry: canonical names and two aliases.
@@ -19,6 +23,9 @@ var testTools = map[string]string{
 	"bash":                   "run_in_terminal",
 	"view":                   "read_file",
 }
+
+// sandboxes are the values of sandbox:, which the runtime gives the loader as data.
+var sandboxes = sandbox.ModeNames()
 
 // testNow is before the full task's 2027 expiry and after its 2025 one.
 var testNow = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -38,5 +45,9 @@ func testOptions() LoadOptions {
 		},
 		ToolNames: names,
 		Now:       testNow,
+		// What runner/session gives the loader of the runtime's registries.
+		SandboxModes: sandboxes,
+		Parsers:      textcall.Modes,
+		SecretMinLen: scrub.MinLen,
 	}
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/agentrunner/runner/runner/bounded"
-	"github.com/agentrunner/runner/runner/model"
-	"github.com/agentrunner/runner/runner/model/textcall"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/exec"
 )
 
-// LoadOptions configure Load and LoadAll.
+// LoadOptions configure Load and LoadAll. runner/task is the format only: what a task file
+// names of the runtime (its tools, sandbox modes and tool-call parsers) is given here as
+// data by whoever runs the tasks (runner/session), and a key whose list is nil is not
+// checked against one.
 type LoadOptions struct {
 	// KnownTool resolves a tool name or alias to its canonical name. It checks tools:,
 	// reference calls, tool assertions and approval rules; nil skips tool checks.
@@ -35,6 +36,12 @@ type LoadOptions struct {
 	// Getenv reads the values of the variables a task lists under secrets: (nil:
 	// os.Getenv).
 	Getenv func(string) string
+	// SandboxModes are the values sandbox: takes (tools/exec/sandbox's ModeNames); Parsers
+	// those of tool_call_parser: (runner/model/textcall's Modes).
+	SandboxModes, Parsers []string
+	// SecretMinLen is the shortest secret value the scrubber hides (runner/scrub's
+	// MinLen): a shorter one is a warning at its name (0: no warning).
+	SecretMinLen int
 
 	// Vars set template variables from outside the file; they win over the file's vars:,
 	// matrix cells and dataset rows, for the variables a task declares.
@@ -232,7 +239,7 @@ var topLevel = map[string]func(l *loader, v ast.Node, f string){
 	"model":            func(l *loader, v ast.Node, f string) { l.t.Model, _ = l.d.nonEmpty(v, f) },
 	"agent":            func(*loader, ast.Node, string) {}, // see predecode
 	"model_options":    (*loader).modelOptions,
-	"tool_call_parser": func(l *loader, v ast.Node, f string) { l.t.ToolCallParser, _ = l.d.enum(v, f, textcall.Modes) },
+	"tool_call_parser": func(l *loader, v ast.Node, f string) { l.t.ToolCallParser, _ = l.d.choice(v, f, l.opts.Parsers) },
 	"system":           func(l *loader, v ast.Node, f string) { l.t.System, _ = l.d.str(v, f) },
 	"prompt":           func(l *loader, v ast.Node, f string) { l.t.Prompt, _ = l.d.nonEmpty(v, f) },
 	"tools":            (*loader).tools,
@@ -280,7 +287,7 @@ func (l *loader) validName(n ast.Node, field, name string) bool {
 	return !bad
 }
 
-var modelOptionFields = keysOf(model.Options{})
+var modelOptionFields = keysOf(result.ModelOptions{})
 
 func (l *loader) modelOptions(n ast.Node, field string) {
 	d, o := l.d, &l.t.ModelOptions
@@ -386,7 +393,7 @@ func (l *loader) env(n ast.Node, field string) map[string]string {
 			l.d.fail(e.keyAt, f, "invalid variable name %q: use letters, digits and _, not starting with a digit", e.key)
 			continue
 		}
-		if err := exec.CheckEnv(map[string]string{e.key: ""}); err != nil {
+		if err := tools.CheckEnv(map[string]string{e.key: ""}); err != nil {
 			l.d.fail(e.keyAt, f, "%v", err)
 			continue
 		}

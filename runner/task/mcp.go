@@ -10,11 +10,11 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/agentrunner/runner/tools/mcp"
+	"github.com/agentrunner/runner/tools"
 )
 
 // MCPServer is a stdio MCP server the scenario starts (mcp:); its tools are offered as
-// NAME__TOOL. See tools/mcp.
+// NAME__TOOL. runner/scenario starts it through tools/mcp.
 type MCPServer struct {
 	Name    string            `json:"name" jsonschema:"required,pattern=^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$,maxLength=30" jsonschema_description:"Prefixes the server's tools: NAME__TOOL. Letters, digits, - and single _."`
 	Command string            `json:"command" jsonschema:"required,minLength=1" jsonschema_description:"The program: a name on PATH, or a path (relative ones resolve against the task file's directory, which the server may read)."`
@@ -126,7 +126,7 @@ func resolveNextTo(dir, p string, isCommand bool) string {
 func (l *loader) mcpName(n ast.Node, field, name string) bool {
 	switch {
 	case !mcpServerName().MatchString(name) || len(name) > maxMCPNameLen:
-		l.d.fail(n, field, "invalid server name %q: letters, digits, - and single _, at most %d characters (it prefixes the tools' names: %s%stool)", name, maxMCPNameLen, name, mcp.Separator)
+		l.d.fail(n, field, "invalid server name %q: letters, digits, - and single _, at most %d characters (it prefixes the tools' names: %s%stool)", name, maxMCPNameLen, name, tools.ServerSeparator)
 	case contains(l.mcpNames, name):
 		l.d.fail(n, field, "server %q is declared twice", name)
 	default:
@@ -139,13 +139,13 @@ func (l *loader) mcpName(n ast.Node, field, name string) bool {
 // mcpTool reports whether name is a tool of a declared MCP server (SERVER__TOOL), or
 // SERVER__* for all of them. Their tools are known only once the server runs.
 func (l *loader) mcpTool(name string) bool {
-	server, tool, ok := strings.Cut(name, mcp.Separator)
+	server, tool, ok := strings.Cut(name, tools.ServerSeparator)
 	return ok && tool != "" && contains(l.mcpNames, server)
 }
 
 // MCPTool reports whether name is SERVER__TOOL (or SERVER__*) for one of the task's servers.
 func (t *Task) MCPTool(name string) bool {
-	server, tool, ok := strings.Cut(name, mcp.Separator)
+	server, tool, ok := strings.Cut(name, tools.ServerSeparator)
 	if !ok || tool == "" {
 		return false
 	}

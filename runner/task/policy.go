@@ -9,13 +9,11 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // Values of the enumerated keys.
 var (
 	approvalModes = ApprovalModeNames()
-	sandboxes     = sandbox.ModeNames()
 	actions       = []string{"allow", "deny"}
 )
 
@@ -40,6 +38,15 @@ func (d *decoder) enum(n ast.Node, field string, allowed []string) (string, bool
 		return "", false
 	}
 	return s, true
+}
+
+// choice decodes a string that must be one of allowed, a list the runtime gives
+// (LoadOptions); nil allows any string.
+func (d *decoder) choice(n ast.Node, field string, allowed []string) (string, bool) {
+	if allowed == nil {
+		return d.str(n, field)
+	}
+	return d.enum(n, field, allowed)
 }
 
 // regex decodes a non-empty Go regular expression, reporting the parser's message.
@@ -204,7 +211,7 @@ func (l *loader) commandRules(n ast.Node, field string) {
 }
 
 func (l *loader) sandbox(n ast.Node, field string) {
-	if s, ok := l.d.enum(n, field, sandboxes); ok {
+	if s, ok := l.d.choice(n, field, l.opts.SandboxModes); ok {
 		l.t.Sandbox = s
 	}
 }

@@ -5,8 +5,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/agentrunner/runner/runner/scrub"
-	"github.com/agentrunner/runner/tools/exec"
+	"github.com/agentrunner/runner/tools"
 )
 
 // secrets decodes secrets:, the names of variables whose values are secret. Their values
@@ -21,8 +20,8 @@ func (l *loader) secrets(n ast.Node, field string) {
 			continue
 		case !validEnvName(name):
 			l.d.fail(it, f, "invalid variable name %q: use letters, digits and _, not starting with a digit", name)
-		case exec.CheckEnv(map[string]string{name: ""}) != nil:
-			l.d.fail(it, f, "%v", exec.CheckEnv(map[string]string{name: ""}))
+		case tools.CheckEnv(map[string]string{name: ""}) != nil:
+			l.d.fail(it, f, "%v", tools.CheckEnv(map[string]string{name: ""}))
 		case contains(l.t.Secrets, name):
 			l.d.fail(it, f, "%s is listed twice", name)
 		default:
@@ -35,8 +34,8 @@ func (l *loader) secrets(n ast.Node, field string) {
 // resolveSecrets gives each secret variable its value: the task's env: when it sets one
 // (the task marks its own value secret), else the runner's environment (so the value need
 // not be written in a task file that is committed). The value is passed to the task's
-// commands like env:, and registered with runner/scrub so that no output of the process
-// shows it, whoever prints it.
+// commands like env:. Loading touches no state outside the task: whoever runs it
+// registers SecretValues with runner/scrub, so that no output of the process shows them.
 func (l *loader) resolveSecrets() {
 	getenv := l.opts.Getenv
 	if getenv == nil {
@@ -55,9 +54,19 @@ func (l *loader) resolveSecrets() {
 			}
 			l.t.Env[name] = v
 		}
-		if len(v) < scrub.MinLen {
-			l.d.warn(l.secretNodes[i], index("secrets", i), "the value of %s is shorter than %d characters: outputs are not scrubbed of it", name, scrub.MinLen)
+		if minLen := l.opts.SecretMinLen; len(v) < minLen {
+			l.d.warn(l.secretNodes[i], index("secrets", i), "the value of %s is shorter than %d characters: outputs are not scrubbed of it", name, minLen)
 		}
-		scrub.Add(v)
 	}
+}
+
+// SecretValues are the values of the task's secrets: (those it has), for the scrubber.
+func (t *Task) SecretValues() []string {
+	var out []string
+	for _, name := range t.Secrets {
+		if v := t.Env[name]; v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -26,7 +26,7 @@ const SuiteFile = "runner.yaml"
 // task file key with the same meaning and syntax. A task's own value wins; env: and vars:
 // merge by name (the task's value of a name wins), every other key is taken whole.
 var SuiteKeys = []string{
-	"model", "model_options", "tool_call_parser", "system", "tools", "approval", "command_rules",
+	"model", "agent", "model_options", "tool_call_parser", "system", "tools", "approval", "command_rules",
 	"max_steps", "timeout", "env", "secrets", "network", "sandbox", "limits", keyVars,
 }
 

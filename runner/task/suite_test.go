@@ -256,3 +256,69 @@ func TestHostileSuiteFileIsBounded(t *testing.T) {
 	assert.Check(t, is.Contains(err.Error(), filepath.Join(root, SuiteFile)+":1:"), err.Error())
 	assert.Check(t, is.Contains(err.Error(), "nest"), err.Error())
 }
+
+// TestSuiteAgent: a suite file's agent: applies to every task under it that sets none; a
+// task's own agent: wins, and --agent still wins over both (runner/scenario). The files an
+// inherited command agent names ($TASK_DIR/PATH, files:) are the suite file's neighbours,
+// and TASK_DIR is the suite file's directory: one agent script serves the whole suite.
+func TestSuiteAgent(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		".git/HEAD":              "",
+		"suite/runner.yaml":      "agent: {command: sh $TASK_DIR/agent.sh --fast, files: [lib]}\ntools: [read_file]\n",
+		"suite/agent.sh":         "echo agent",
+		"suite/lib/helper.sh":    "echo helper",
+		"suite/a/inherits.yaml":  "prompt: go\n",
+		"suite/a/own.yaml":       "prompt: go\nagent: claude-code\n",
+		"suite/a/loop.yaml":      "prompt: go\nagent: runner\n",
+		"kind/runner.yaml":       "agent: codex\n",
+		"kind/t.yaml":            "prompt: go\n",
+		"kind/in-container.yaml": "prompt: go\nenvironment: {image: alpine}\n",
+	})
+	tasks, err := LoadAll([]string{filepath.Join(root, "suite", "a")}, testOptions())
+	assert.NilError(t, err)
+	assert.DeepEqual(t, names(tasks), []string{"inherits", "loop", "own"})
+	inherits, loop, own := tasks[0], tasks[1], tasks[2]
+	suiteDir := filepath.Join(root, "suite")
+	assert.DeepEqual(t, inherits.Agent, Agent{Kind: "command", Command: "sh $TASK_DIR/agent.sh --fast",
+		Files: []string{filepath.Join(suiteDir, "agent.sh"), filepath.Join(suiteDir, "lib")}, Dir: suiteDir})
+	assert.Check(t, is.Contains(inherits.Inherited, "agent"))
+	assert.Check(t, is.Len(inherits.Warnings, 1), "tools: binds runner's loop only: %v", inherits.Warnings)
+	assert.Check(t, is.Contains(strings.Join(inherits.Warnings, "\n"), "runner.yaml:2:1: tools: applies to runner's own loop only"))
+	assert.Equal(t, own.Agent.Kind, "claude-code", "the task's own agent: wins")
+	assert.Check(t, !slicesContains(own.Inherited, "agent"))
+	assert.Equal(t, loop.Agent.Kind, "runner")
+	assert.Check(t, is.Len(loop.Warnings, 0))
+
+	// A kind by name; a task in a container cannot take an external agent: the error is at
+	// the suite file's line, for that task only.
+	tasks, err = LoadAll([]string{filepath.Join(root, "kind", "t.yaml")}, testOptions())
+	assert.NilError(t, err)
+	assert.Equal(t, tasks[0].Agent.Kind, "codex")
+	_, err = LoadAll([]string{filepath.Join(root, "kind", "in-container.yaml")}, testOptions())
+	assert.ErrorContains(t, err, filepath.Join(root, "kind", "runner.yaml")+":1:8: agent: an external agent (codex) cannot run in an environment")
+}
+
+// TestSuiteAgentErrors: a suite's agent: is checked once, at its own positions, and its
+// files must stay inside the suite file's directory.
+func TestSuiteAgentErrors(t *testing.T) {
+	for _, c := range []struct{ name, suite, want string }{
+		{"typo", "agent: claude-cod\n", `runner.yaml:1:8: agent: invalid value "claude-cod"; did you mean "claude-code"?`},
+		{"files outside", "agent: {command: x, files: [../secret]}\n", `runner.yaml:1:29: agent.files[0]: "../secret" must be relative to the suite file`},
+		{"files missing", "agent: {command: x, files: [nope]}\n", `runner.yaml:1:29: agent.files[0]: "nope" not found next to the suite file`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := writeTree(t, map[string]string{".git/HEAD": "", "s/runner.yaml": c.suite, "s/t/t.yaml": "prompt: go\n"})
+			_, err := LoadAll([]string{filepath.Join(root, "s", "t", "t.yaml")}, testOptions())
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

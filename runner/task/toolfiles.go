@@ -32,6 +32,12 @@ var taskDirRef = sync.OnceValue(func() *regexp.Regexp {
 // declaredFiles decodes a files: list: paths relative to the task file's directory that
 // exist.
 func (l *loader) declaredFiles(n ast.Node, field, dir string) []string {
+	return l.declaredFilesOf(n, field, dir, l.t.Dir, "task file")
+}
+
+// declaredFilesOf is declaredFiles for the files beside another file (noun: "suite
+// file"), which dir holds (shown: dir as messages name it).
+func (l *loader) declaredFilesOf(n ast.Node, field, dir, shown, noun string) []string {
 	var out []string
 	items, _ := l.d.items(n, field)
 	for i, it := range items {
@@ -41,12 +47,12 @@ func (l *loader) declaredFiles(n ast.Node, field, dir string) []string {
 			continue
 		}
 		if !localPath(p) {
-			l.d.fail(it, f, "%q must be relative to the task file and stay inside its directory", p)
+			l.d.fail(it, f, "%q must be relative to the %s and stay inside its directory", p, noun)
 			continue
 		}
 		abs := filepath.Join(dir, filepath.FromSlash(p))
 		if _, err := os.Stat(abs); err != nil {
-			l.d.failErr(it, f, err, "%q not found next to the task file (looked for %s)", p, filepath.Join(l.t.Dir, filepath.FromSlash(p)))
+			l.d.failErr(it, f, err, "%q not found next to the %s (looked for %s)", p, noun, filepath.Join(shown, filepath.FromSlash(p)))
 			continue
 		}
 		out = appendNew(out, abs)

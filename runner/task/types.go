@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrunner/runner/runner/agent/kinds"
-	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 )
 
@@ -31,14 +31,15 @@ type Task struct {
 	Path string `json:"path" jsonschema:"-"`
 	Dir  string `json:"-"`
 
-	Name         string        `json:"name" jsonschema:"minLength=1,pattern=^[^/\\\\\\x00-\\x1f\\x7f]+$" jsonschema_description:"The scenario's name, unique in a suite. Default: the file name without .yaml or .yml."`
-	Description  string        `json:"description,omitempty" jsonschema_description:"What the scenario checks, for people."`
-	Tags         []string      `json:"tags,omitempty" jsonschema_description:"Labels for filtering and reports." jsonschema_extras:"use=texts"`
-	Model        string        `json:"model,omitempty" jsonschema:"minLength=1" jsonschema_description:"The task's default model, PROVIDER:MODEL (ollama:qwen3:4b, openai:gpt-4o-mini) or oracle; --model overrides it."`
-	Agent        Agent         `json:"agent" jsonschema_description:"What acts in the scenario: a kind's name (runner, the built-in loop, is the default; runner agents lists the kinds) or {command: \"...\"}, any program run in the workspace and sandbox, talking to runner's model endpoint (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, a per-run token as their API keys). --agent overrides it."`
-	ModelOptions model.Options `json:"model_options" jsonschema_description:"Sampling options passed to the model; each provider maps what it supports."`
-	// ToolCallParser reads tool calls the model writes as text (runner/model/textcall
-	// modes); "" leaves it to the provider's default.
+	Name         string              `json:"name" jsonschema:"minLength=1,pattern=^[^/\\\\\\x00-\\x1f\\x7f]+$" jsonschema_description:"The scenario's name, unique in a suite. Default: the file name without .yaml or .yml."`
+	Description  string              `json:"description,omitempty" jsonschema_description:"What the scenario checks, for people."`
+	Tags         []string            `json:"tags,omitempty" jsonschema_description:"Labels for filtering and reports." jsonschema_extras:"use=texts"`
+	Model        string              `json:"model,omitempty" jsonschema:"minLength=1" jsonschema_description:"The task's default model, PROVIDER:MODEL (ollama:qwen3:4b, openai:gpt-4o-mini) or oracle; --model overrides it."`
+	Agent        Agent               `json:"agent" jsonschema_description:"What acts in the scenario: a kind's name (runner, the built-in loop, is the default; runner agents lists the kinds) or {command: \"...\"}, any program run in the workspace and sandbox, talking to runner's model endpoint (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, a per-run token as their API keys). --agent overrides it."`
+	ModelOptions result.ModelOptions `json:"model_options" jsonschema_description:"Sampling options passed to the model; each provider maps what it supports."`
+	// ToolCallParser reads tool calls the model writes as text (one of
+	// LoadOptions.Parsers, runner/model/textcall's modes); "" leaves it to the
+	// provider's default.
 	ToolCallParser string `json:"tool_call_parser,omitempty" jsonschema_description:"Read tool calls the model writes as text. Default: auto for ollama, native otherwise; --tool-call-parser overrides." jsonschema_extras:"use=parser"`
 	System         string `json:"system,omitempty" jsonschema_description:"The system prompt. Default: one that tells the model to finish with task_complete."`
 	Prompt         string `json:"prompt" jsonschema:"required,minLength=1" jsonschema_description:"The user prompt: the task. Required." jsonschema_extras:"use=text"`
@@ -55,12 +56,13 @@ type Task struct {
 	Timeout      time.Duration     `json:"timeout" jsonschema_description:"Time limit for the whole scenario. Default: 10m."`
 	Env          map[string]string `json:"env,omitempty" jsonschema_description:"Environment variables given to commands (setup, tools and command assertions)." jsonschema_extras:"use=env"`
 	// Secrets name variables whose values are secret: taken from env: or, when it does not
-	// set them, from runner's environment, given to commands like env:, and scrubbed from
-	// every output (runner/scrub).
+	// set them, from runner's environment, and given to commands like env:. Loading a task
+	// touches nothing outside it: whoever runs it (runner/session) registers
+	// SecretValues with the scrubber, so that no output shows them.
 	Secrets []string `json:"secrets,omitempty" jsonschema:"uniqueItems=true" jsonschema_description:"Variables whose values are secret: taken from env: or, when it does not set them, from runner's environment; given to commands like env: and replaced by [REDACTED] in every output."`
 	// Network lets commands reach the network inside the sandbox.
 	Network bool `json:"network,omitempty" jsonschema_description:"Let commands reach the network inside the sandbox. Default: false."`
-	// Sandbox is one of sandbox.Modes.
+	// Sandbox is one of LoadOptions.SandboxModes (tools/exec/sandbox's Modes).
 	Sandbox string       `json:"sandbox" jsonschema_description:"How commands are confined. Default: auto." jsonschema_extras:"use=sandbox"`
 	Limits  tools.Limits `json:"limits" jsonschema_description:"Resource limits for each command; 0 or omitted takes the sandbox's default."`
 	// Environment, when set, runs commands in a container (see Environment).

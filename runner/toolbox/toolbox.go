@@ -57,7 +57,7 @@ func New(t *task.Task, o Options) (*Toolbox, error) {
 		b.Approval = *o.Approval
 	}
 	var err error
-	if b.Registry, err = t.Registry(o.Catalog); err != nil {
+	if b.Registry, err = Registry(o.Catalog, t); err != nil {
 		return nil, err
 	}
 	b.Toolset = b.Registry                 // no tools: key offers every tool

@@ -5,12 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/agentrunner/runner/runner/model"
-	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
-	"github.com/agentrunner/runner/runner/task"
-	"github.com/agentrunner/runner/runner/workspace"
-	"github.com/agentrunner/runner/tools"
 )
 
 // FormatVersion is the version of the transcript format, recorded in the start event.
@@ -20,7 +15,9 @@ const FormatVersion = 2
 
 // The payloads of the events, one type per event type: the writers (runner/agent,
 // runner/scenario), the reader (Event.Payload) and the JSON Schema (runner schema
-// transcript) all use these.
+// transcript) all use these. They are made of records (runner/result) and nothing of the
+// runtime: a writer converts what is not a record already (a tools.Result, a
+// task.Approval) where it writes.
 type (
 	// Start is the resolved configuration, including everything the model was sent
 	// besides the conversation itself.
@@ -40,20 +37,20 @@ type (
 		// Tools are the names of the tool specs offered to the model.
 		Tools []string `json:"tools"`
 		// Options are the model options sent with every request.
-		Options model.Options `json:"options"`
+		Options result.ModelOptions `json:"options"`
 		// MaxSteps and Timeout are the effective limits (flags override the task's).
-		MaxSteps int           `json:"max_steps"`
-		Timeout  string        `json:"timeout"`
-		Approval task.Approval `json:"approval"`
-		Sandbox  string        `json:"sandbox,omitempty"`
+		MaxSteps int             `json:"max_steps"`
+		Timeout  string          `json:"timeout"`
+		Approval result.Approval `json:"approval"`
+		Sandbox  string          `json:"sandbox,omitempty"`
 		// SandboxGaps is what the sandbox does not confine on this machine.
-		SandboxGaps []string     `json:"sandbox_gaps,omitempty"`
-		Network     bool         `json:"network"`
-		Limits      tools.Limits `json:"limits"`
-		Warnings    []string     `json:"warnings,omitempty"`
+		SandboxGaps []string      `json:"sandbox_gaps,omitempty"`
+		Network     bool          `json:"network"`
+		Limits      result.Limits `json:"limits"`
+		Warnings    []string      `json:"warnings,omitempty"`
 	}
 	// Setup is a workspace setup command.
-	Setup workspace.Step
+	Setup result.SetupStep
 	// Request is a model request: the conversation's length and, in Sent, the messages
 	// added since the previous request, so the transcript holds what the model was sent
 	// without repeating the whole conversation at every step.
@@ -61,6 +58,15 @@ type (
 		Messages int    `json:"messages"`
 		Last     string `json:"last_role"`
 		Sent     []Sent `json:"sent,omitempty"`
+		// Tools are the names of the tools an external agent's request offers, when they
+		// differ from its previous request's (the loop's are in start).
+		Tools []string `json:"tools,omitempty"`
+		// Dropped are the tools such a request offers that runner's model is not given
+		// (hosted tools, such as web_search, which a provider runs, not the agent).
+		Dropped []string `json:"dropped,omitempty"`
+		// Refused says why runner's endpoint refused an external agent's request before
+		// any model saw it (max_steps, a body it could not read): no step.
+		Refused string `json:"refused,omitempty"`
 	}
 	// Sent is one message added to the conversation. Content is kept for messages no
 	// other event holds (the prompt is in start, a tool's result in its tool_call, the
@@ -74,11 +80,11 @@ type (
 	}
 	// Response is a model response.
 	Response struct {
-		Content   string           `json:"content,omitempty"`
-		ToolCalls []model.ToolCall `json:"tool_calls,omitempty"`
-		Usage     model.Usage      `json:"usage"`
-		Duration  result.Millis    `json:"duration_ms"`
-		TokPerSec float64          `json:"tokens_per_second,omitempty"`
+		Content   string               `json:"content,omitempty"`
+		ToolCalls []result.ToolCall    `json:"tool_calls,omitempty"`
+		Usage     result.ResponseUsage `json:"usage"`
+		Duration  result.Millis        `json:"duration_ms"`
+		TokPerSec float64              `json:"tokens_per_second,omitempty"`
 		// StopReason is the server's reason for ending the answer ("length": the token
 		// limit cut it off).
 		StopReason string `json:"stop_reason,omitempty"`
@@ -98,16 +104,16 @@ type (
 	Decision struct {
 		ID       string          `json:"id"`
 		Tool     string          `json:"tool"`
-		Decision policy.Decision `json:"decision"`
+		Decision result.Decision `json:"decision"`
 	}
 	// ToolCall is a tool call with its arguments, result and duration.
 	ToolCall struct {
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Tool     string          `json:"tool,omitempty"`
-		Args     json.RawMessage `json:"args"`
-		Result   tools.Result    `json:"result"`
-		Duration result.Millis   `json:"duration_ms"`
+		ID       string            `json:"id"`
+		Name     string            `json:"name"`
+		Tool     string            `json:"tool,omitempty"`
+		Args     json.RawMessage   `json:"args"`
+		Result   result.ToolResult `json:"result"`
+		Duration result.Millis     `json:"duration_ms"`
 	}
 	// Reminder is the loop reminding the model to call a tool.
 	Reminder struct {
@@ -136,8 +142,8 @@ type (
 		Error   string          `json:"error,omitempty"`
 		// Response is the judge's reply when its verdict was malformed; Text its prose
 		// answers when it never called the verdict tool.
-		Response *model.Response `json:"response,omitempty"`
-		Text     []string        `json:"text,omitempty"`
+		Response *result.Response `json:"response,omitempty"`
+		Text     []string         `json:"text,omitempty"`
 	}
 	// Environment is a task's container, started: the agent's, or with
 	// verify.fresh_container the one verification runs in (Verify), from ImageID.

@@ -66,6 +66,14 @@ var funcs = template.FuncMap{
 	"deref":  func(f *float64) float64 { return *f },
 	"diff":   func(d result.FileDiff) Diff { return NewDiff(d, limitText) },
 	"change": statusClass,
+	"agentCmd": func(argv []string) string {
+		cmd, _ := AgentCommand(argv)
+		return cmd
+	},
+	"forwarded": func(argv []string) bool {
+		_, f := AgentCommand(argv)
+		return f
+	},
 }
 
 var (

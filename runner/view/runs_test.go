@@ -19,7 +19,6 @@ import (
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
-	"github.com/agentrunner/runner/tools"
 )
 
 // steps are a transcript of one call per step, each writing the given content.
@@ -30,7 +29,7 @@ func steps(contents ...string) [][2]any {
 		id := string(rune('a' + i))
 		evs = append(evs,
 			[2]any{transcript.TypeResponse, transcript.Response{Content: "step " + c, ToolCalls: []model.ToolCall{{ID: id, Name: "write_file", Arguments: args}}}},
-			[2]any{transcript.TypeToolCall, transcript.ToolCall{ID: id, Name: "write_file", Tool: "write_file", Args: args, Result: tools.Result{Success: true, Output: "wrote " + c}}})
+			[2]any{transcript.TypeToolCall, transcript.ToolCall{ID: id, Name: "write_file", Tool: "write_file", Args: args, Result: result.ToolResult{Success: true, Output: "wrote " + c}}})
 	}
 	return evs
 }

@@ -61,9 +61,11 @@ func WriteText(w io.Writer, st *Story, colour bool) error {
 	t.header(st)
 	t.assertions(st.Assertions)
 	t.prompt(st.Start)
+	t.agent(st.Agent)
 	for _, s := range st.Turns {
 		t.step(s)
 	}
+	t.agentEnd(st.AgentEnd)
 	t.files(st.Files)
 	if d := st.Diffs; d != nil {
 		showDiffs(t.line, t.p, d)
@@ -146,14 +148,82 @@ func (t *storyText) prompt(start *transcript.Start) {
 	}
 }
 
-// step: its timing, retries, model error, the model's text and each call.
+// agent: an external agent's kind, command line, protocol and endpoint.
+func (t *storyText) agent(a *transcript.Agent) {
+	if a == nil {
+		return
+	}
+	p := t.p
+	cmd, forwarded := AgentCommand(a.Argv)
+	t.line("\n%sagent%s %s", p.bold, p.reset, plaintext.Clean(a.Kind))
+	t.line("  %s", indent(plaintext.Clean(cmd), "  ", showArgLines))
+	via := ""
+	if forwarded {
+		via = " (through runner's forwarder)"
+	}
+	t.line("  %sprotocol %s, runner's endpoint %s%s%s", p.dim, plaintext.Clean(orDash(a.Protocol)), plaintext.Clean(a.Endpoint), via, p.reset)
+}
+
+// agentEnd: how an external agent ended, and the tail of its output.
+func (t *storyText) agentEnd(a *transcript.Agent) {
+	if a == nil {
+		return
+	}
+	p := t.p
+	how := p.green + "finished" + p.reset
+	if !a.Finished {
+		how = p.red + "gave up" + p.reset
+	}
+	if a.Killed {
+		how += p.yellow + ", stopped by runner" + p.reset
+	}
+	t.line("\n%sagent exited%s with code %d: %s", p.bold, p.reset, a.ExitCode, how)
+	if a.Reason != "" {
+		t.line("  %s", indent(plaintext.Clean(a.Reason), "  ", showArgLines))
+	}
+	if out := strings.TrimRight(a.Output, "\n"); out != "" {
+		lines := strings.Split(out, "\n")
+		if len(lines) > showOutputLines {
+			lines = lines[len(lines)-showOutputLines:] // the end says how it ended
+			t.line("  %s… (the tail of its output)%s", p.dim, p.reset)
+		}
+		t.line("  %s%s%s", p.dim, indent(plaintext.Clean(strings.Join(lines, "\n")), "  ", showOutputLines), p.reset)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// step: its timing, what an external agent sent, retries, model error, the model's text,
+// each call, and the requests refused there.
 func (t *storyText) step(s *Step) {
 	p := t.p
 	head := fmt.Sprintf("\n%sstep %d%s", p.bold, s.N, p.reset)
+	if s.N == 0 {
+		head = fmt.Sprintf("\n%sbefore the first step%s", p.bold, p.reset)
+	}
 	if s.Response != nil {
 		head += fmt.Sprintf(" %s%s, %d+%d tokens%s", p.dim, Duration(s.Response.Duration), s.Response.Usage.PromptTokens, s.Response.Usage.CompletionTokens, p.reset)
 	}
 	t.line("%s", head)
+	if r := s.Request; r != nil {
+		if len(r.Tools) > 0 {
+			names := make([]string, len(r.Tools))
+			for i, n := range r.Tools {
+				names[i] = plaintext.Clean(n)
+			}
+			t.line("  %stools offered: %s%s", p.dim, Short(strings.Join(names, ", "), 300), p.reset)
+		}
+		for _, m := range r.Sent {
+			if m.Content != "" { // an external agent's own system prompt and user turns
+				t.line("  %ssent (%s, %s):%s %s", p.dim, plaintext.Clean(m.Role), Bytes(m.Bytes), p.reset, indent(plaintext.Clean(strings.TrimSpace(m.Content)), "    ", showArgLines))
+			}
+		}
+	}
 	for _, r := range s.Retries {
 		t.line("  %sattempt %d failed: %s%s", p.yellow, r.Attempt, Short(r.Error, 200), p.reset)
 	}
@@ -166,8 +236,15 @@ func (t *storyText) step(s *Step) {
 	for _, c := range s.Calls {
 		t.call(c)
 	}
+	for _, c := range s.Unanswered() {
+		t.line("  %s→ %s%s %s(no result came back)%s", p.bold, plaintext.Clean(c.Name), p.reset, p.dim, p.reset)
+		t.args(c.Arguments)
+	}
 	if s.Reminder != "" {
 		t.line("  %s(no tool call: reminded)%s", p.dim, p.reset)
+	}
+	for _, r := range s.Refused {
+		t.line("  %srefused by runner's endpoint: %s%s", p.red, Short(r, 300), p.reset)
 	}
 }
 
@@ -190,16 +267,22 @@ func (t *storyText) call(c *Call) {
 		}
 	}
 	t.line("  %s→ %s%s%s %s %s", p.bold, plaintext.Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
-	if args, isObj := Args(c.Args); isObj {
-		for _, a := range args {
-			t.line("    %s%s:%s %s", p.dim, plaintext.Clean(a.Key), p.reset, indent(plaintext.Clean(a.Value), "      ", showArgLines))
-		}
-	} else {
-		t.line("    %s", indent(plaintext.Clean(PrettyJSON(c.Args)), "    ", showArgLines))
-	}
+	t.args(c.Args)
 	if out := strings.TrimRight(c.Result.Output, "\n"); out != "" {
 		t.line("    %s%s%s", p.dim, indent(plaintext.Clean(out), "    ", showOutputLines), p.reset)
 	}
+}
+
+// args: a call's arguments, a line per key.
+func (t *storyText) args(raw []byte) {
+	p := t.p
+	if args, isObj := Args(raw); isObj {
+		for _, a := range args {
+			t.line("    %s%s:%s %s", p.dim, plaintext.Clean(a.Key), p.reset, indent(plaintext.Clean(a.Value), "      ", showArgLines))
+		}
+		return
+	}
+	t.line("    %s", indent(plaintext.Clean(PrettyJSON(raw)), "    ", showArgLines))
 }
 
 // files: what the agent created, changed and deleted.

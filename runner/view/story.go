@@ -16,7 +16,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/endpoint/forward"
 	"github.com/agentrunner/runner/runner/merge"
+	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace/door"
@@ -83,6 +85,10 @@ type Story struct {
 	Setup       []transcript.Setup
 	Environment *transcript.Environment
 	MCP         []transcript.MCP
+	// Agent is an external agent's start (its kind, command line, protocol, endpoint)
+	// and AgentEnd its end (exit code, finished or not, killed, its output's tail); nil
+	// for runner's own loop.
+	Agent, AgentEnd *transcript.Agent
 	// Turns are the agent's steps (model request, response, tool calls), in order.
 	Turns []*Step
 	Files *result.FileChanges
@@ -104,6 +110,49 @@ type Step struct {
 	Response *transcript.Response
 	Calls    []*Call
 	Reminder string
+	// Refused are an external agent's requests runner's endpoint refused at this point,
+	// before any model saw them (max_steps, a body it could not read): why, each.
+	Refused []string
+}
+
+// addRequest keeps a request event: the step's request, or one refused there.
+func (s *Step) addRequest(r *transcript.Request) {
+	if r.Refused != "" {
+		s.Refused = append(s.Refused, r.Refused)
+		return
+	}
+	s.Request = r
+}
+
+// addAgent keeps an external agent's start and end events.
+func (st *Story) addAgent(a *transcript.Agent) {
+	switch {
+	case a.Exited:
+		st.AgentEnd = a
+	case st.Agent == nil:
+		st.Agent = a
+	}
+}
+
+// Unanswered are the calls the step's response made that no tool_call event answers:
+// an external agent that never sent their result back (it stopped, or ran them as part
+// of another), or the loop's calls after task_complete, which are not run.
+func (s *Step) Unanswered() []model.ToolCall {
+	if s.Response == nil {
+		return nil
+	}
+	var out []model.ToolCall
+	for _, c := range s.Response.ToolCalls {
+		answered := false
+		for _, done := range s.Calls {
+			// By id; a transcript without ids (an older one) by name.
+			answered = answered || c.ID != "" && done.ID == c.ID || c.ID == "" && done.Name == c.Name
+		}
+		if !answered {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Call is one tool call: the policy's decision and the call with its result.
@@ -155,7 +204,9 @@ func ReadStory(out string, e Entry) *Story {
 		case *transcript.MCP:
 			st.MCP = append(st.MCP, *v)
 		case *transcript.Request:
-			stepOf(ev.Step).Request = v
+			stepOf(ev.Step).addRequest(v)
+		case *transcript.Agent:
+			st.addAgent(v)
 		case *transcript.Retry:
 			s := stepOf(ev.Step)
 			s.Retries = append(s.Retries, *v)
@@ -276,4 +327,14 @@ func PrettyJSON(raw []byte) string {
 		return s
 	}
 	return string(raw)
+}
+
+// AgentCommand is an external agent's command line as a person reads it: its arguments
+// joined, without the forwarder runner puts in front of it in a sandbox with a network
+// of its own (forwarded is then true).
+func AgentCommand(argv []string) (cmd string, forwarded bool) {
+	if len(argv) > 4 && argv[1] == forward.Arg {
+		argv, forwarded = argv[4:], true
+	}
+	return strings.Join(argv, " "), forwarded
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
-	"github.com/agentrunner/runner/tools"
 )
 
 // hostile is text an agent (or a task) controls, written to break out of every place a
@@ -77,11 +76,14 @@ func hostileScenario(output string) (result.Scenario, [][2]any) {
 	events := [][2]any{
 		{transcript.TypeStart, transcript.Start{Task: hostile, System: hostile, Prompt: hostile, Tools: []string{hostile}, Warnings: []string{hostile}, MaxSteps: 5}},
 		{transcript.TypeSetup, transcript.Setup{Command: hostile, Output: hostile}},
-		{transcript.TypeRequest, transcript.Request{Messages: 2, Last: "user", Sent: []transcript.Sent{{Role: "user", Bytes: 3, Content: hostile}}}},
+		{transcript.TypeAgent, transcript.Agent{Kind: hostile, Argv: []string{"/bin/sh", "-c", hostile}, Protocol: hostile, Endpoint: hostile}},
+		{transcript.TypeRequest, transcript.Request{Messages: 2, Last: "user", Sent: []transcript.Sent{{Role: "user", Bytes: 3, Content: hostile}}, Tools: []string{hostile}}},
 		{transcript.TypeRetry, transcript.Retry{Attempt: 1, Error: hostile}},
-		{transcript.TypeResponse, transcript.Response{Content: hostile, ToolCalls: []model.ToolCall{{ID: "c1", Name: hostile, Arguments: args}}}},
+		{transcript.TypeResponse, transcript.Response{Content: hostile, ToolCalls: []model.ToolCall{{ID: "c1", Name: hostile, Arguments: args}, {ID: "c2", Name: hostile, Arguments: args}}}},
 		{transcript.TypeDecision, transcript.Decision{ID: "c1", Tool: "run_in_terminal", Decision: policy.Decision{Allowed: false, By: hostile, Rule: hostile, Reason: hostile}}},
-		{transcript.TypeToolCall, transcript.ToolCall{ID: "c1", Name: hostile, Tool: "run_in_terminal", Args: args, Result: tools.Result{Output: output, Error: &tools.Error{Code: "DENIED", Message: hostile, Suggestion: hostile}}}},
+		{transcript.TypeToolCall, transcript.ToolCall{ID: "c1", Name: hostile, Tool: "run_in_terminal", Args: args, Result: result.ToolResult{Output: output, Error: &result.ToolError{Code: "DENIED", Message: hostile, Suggestion: hostile}}}},
+		{transcript.TypeRequest, transcript.Request{Refused: hostile}},
+		{transcript.TypeAgent, transcript.Agent{Kind: hostile, Exited: true, ExitCode: 3, Reason: hostile, Killed: true, Output: hostile}},
 		{transcript.TypeFilesChanged, result.FileChanges{Created: []string{hostile}, Protected: []string{hostile}, Total: 1}},
 		{transcript.TypeJudge, transcript.Judge{Line: 9, Model: hostile, Prompt: hostile, Verdict: &result.Verdict{Reasoning: hostile}, Text: []string{hostile}}},
 		{transcript.TypeMCP, transcript.MCP{Server: hostile, Argv: []string{hostile}, Stderr: hostile}},
@@ -149,6 +151,8 @@ func TestHostileTextIsInert(t *testing.T) {
 	// The diffs are there, as text: escaped, the long one folded and cut, the binary
 	// file named with the reason.
 	for _, want := range []string{
+		"<h2>The agent</h2>", "<h2>How the agent ended</h2>", "no result came back", "Refused by runner's endpoint: &lt;/pre&gt;",
+		"tools offered: <code>&lt;/pre&gt;", "stopped by runner",
 		`<span class="add">&#43;&lt;/pre&gt;&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;`,
 		"more in changes.json", "no diff: binary",
 		`<details class="diff"><summary>`,      // the long diff starts folded
@@ -384,6 +388,10 @@ func TestShowCannotDriveTheTerminal(t *testing.T) {
 	assert.Check(t, !strings.Contains(plain.String(), "\x1b"), plain.String())
 	assert.Check(t, is.Contains(plain.String(), `\x1b[31mred`))
 	assert.Check(t, is.Contains(plain.String(), "denied by"))
+	for _, want := range []string{"\nagent </pre>", "tools offered: </pre>", "sent (user, 3 B): </pre>", "(no result came back)",
+		"refused by runner's endpoint: </pre>", "agent exited with code 3: gave up, stopped by runner"} {
+		assert.Check(t, is.Contains(plain.String(), want), "an external agent's step is shown")
+	}
 	assert.Check(t, is.Contains(plain.String(), "  -old\n  +</pre></script>"), "the diff's lines, as text")
 	assert.Check(t, is.Contains(plain.String(), "blob.bin: no diff: binary"))
 	assert.Check(t, is.Contains(plain.String(), "… more in changes.json"), "the diff is cut in the terminal")

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/workspace/door"
 )
@@ -39,12 +40,9 @@ func (e *SetupError) Error() string {
 
 func (e *SetupError) Unwrap() error { return e.Err }
 
-// Step is the record of one setup command, for the transcript.
-type Step struct {
-	Command  string `json:"command"`
-	ExitCode int    `json:"exit_code"`
-	Output   string `json:"output"`
-}
+// Step is the record of one setup command, for the transcript (it lives in runner/result,
+// with the other records).
+type Step = result.SetupStep
 
 // Create makes a fresh temporary directory under parent ("" for the system temp dir) named
 // after the scenario, never inside the repository.

@@ -54,28 +54,15 @@ func New(d Def) (tools.Tool, error) {
 	if strings.TrimSpace(d.Command) == "" {
 		return nil, fmt.Errorf("tool %s: empty command", d.Name)
 	}
-	params := d.Parameters
-	if params == nil {
-		params = map[string]any{"type": "object", "properties": map[string]any{}}
-	}
-	if params["type"] != "object" {
-		return nil, fmt.Errorf("tool %s: parameters must be a JSON Schema with type object", d.Name)
-	}
-	schema, err := tools.RawSchema(params)
+	spec, err := tools.DefinedSpec(d.Name, d.Description, d.Parameters, d.Risk)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w", d.Name, err)
-	}
-	switch d.Risk {
-	case "":
-		d.Risk = tools.RiskDangerous
-	case tools.RiskReadOnly, tools.RiskSafeWrite, tools.RiskDangerous:
-	default:
-		return nil, fmt.Errorf("tool %s: unknown risk %q", d.Name, d.Risk)
+		return nil, err
 	}
 	if d.Timeout <= 0 {
 		d.Timeout = DefaultTimeout
 	}
-	return &tool{def: d, spec: tools.Spec{Name: d.Name, Description: d.Description, Parameters: schema, Risk: d.Risk}}, nil
+	d.Risk = spec.Risk
+	return &tool{def: d, spec: spec}, nil
 }
 
 type tool struct {

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -161,36 +160,11 @@ func lookupEnv(env []string, name string) string {
 	return ""
 }
 
-// loaderVariables are the variables that make the dynamic loader or the C library load
-// code or data from a path of the caller's choosing (glibc's "unsecure" list, which it
-// itself ignores in setuid programs, without TMPDIR).
-var loaderVariables = map[string]bool{
-	"GCONV_PATH": true, "GETCONF_DIR": true, "GLIBC_TUNABLES": true, "HOSTALIASES": true,
-	"LOCALDOMAIN": true, "LOCPATH": true, "NIS_PATH": true, "NLSPATH": true,
-	"RESOLV_HOST_CONF": true, "RES_OPTIONS": true, "TZDIR": true,
-}
-
 // IsLoaderVariable reports whether an environment variable steers the dynamic loader or
-// the C library to load code or data (LD_PRELOAD, LD_*, MALLOC_*, GCONV_PATH,
-// GLIBC_TUNABLES, LOCPATH, ...). Such variables are refused in the environment an agent or
-// a task supplies: the sandbox applies the environment only to the confined command, but
-// nothing legitimate needs them, and a sandbox that is not there (none) confines nothing.
-func IsLoaderVariable(name string) bool {
-	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "MALLOC_") || loaderVariables[name]
-}
+// the C library to load code or data: see tools.IsLoaderVariable, where the rule lives so
+// that a task file's loader (runner/task) applies it too without importing exec.
+func IsLoaderVariable(name string) bool { return tools.IsLoaderVariable(name) }
 
-// CheckEnv returns an error naming the first loader variable (see IsLoaderVariable) in
-// env, in name order, or nil.
-func CheckEnv(env map[string]string) error {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		if IsLoaderVariable(k) {
-			names = append(names, k)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	sort.Strings(names)
-	return fmt.Errorf("%s is refused: it would make the dynamic loader or the C library load code of the caller's choosing (LD_*, MALLOC_*, GCONV_PATH, GLIBC_TUNABLES, LOCPATH, ... are not allowed)", names[0])
-}
+// CheckEnv returns an error naming the first loader variable in env, in name order, or
+// nil: tools.CheckEnv.
+func CheckEnv(env map[string]string) error { return tools.CheckEnv(env) }

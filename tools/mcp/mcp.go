@@ -23,8 +23,9 @@ import (
 	"github.com/agentrunner/runner/tools/exec"
 )
 
-// Separator joins a server's name and its tool's name.
-const Separator = "__"
+// Separator joins a server's name and its tool's name (tools.ServerSeparator, which the
+// task file's loader knows too).
+const Separator = tools.ServerSeparator
 
 // Defaults for Options.
 const (

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/agentrunner/runner/runner/bounded"
 )
 
 // NameClaudeCode is Claude Code's kind name.
@@ -24,8 +26,8 @@ var claudeCodeKind = Kind{
 	Args: func(in Invocation) []string {
 		args := []string{"-p", "--output-format", "stream-json", "--verbose",
 			"--dangerously-skip-permissions", "--no-session-persistence"}
-		if in.Model != "" {
-			args = append(args, "--model", in.Model)
+		if in.ModelID != "" {
+			args = append(args, "--model", in.ModelID)
 		}
 		if in.System != "" {
 			// Appended, not replacing: the program's own prompt is part of what is tested.
@@ -55,8 +57,8 @@ var claudeCodeKind = Kind{
 			// across runs would let one scenario's run steer the next.
 			"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
 			// Any background call for a "small fast model" goes to the run's model too.
-			"ANTHROPIC_SMALL_FAST_MODEL":    in.Model,
-			"ANTHROPIC_DEFAULT_HAIKU_MODEL": in.Model,
+			"ANTHROPIC_SMALL_FAST_MODEL":    in.ModelID,
+			"ANTHROPIC_DEFAULT_HAIKU_MODEL": in.ModelID,
 		}
 	},
 	PromptOnStdin: true, // a prompt starting with "-" would be read as an option
@@ -83,15 +85,13 @@ func claudeCodeOutcome(code int, stdout []byte) Verdict {
 		TerminalReason string `json:"terminal_reason"`
 	}
 	found := false
-	for _, line := range lastLines(stdout) {
+	eachEvent(stdout, func(line []byte) bool {
 		var ev struct {
 			Type string `json:"type"`
 		}
-		if json.Unmarshal(line, &ev) == nil && ev.Type == "result" && json.Unmarshal(line, &res) == nil {
-			found = true
-			break
-		}
-	}
+		found = json.Unmarshal(line, &ev) == nil && ev.Type == "result" && json.Unmarshal(line, &res) == nil
+		return !found
+	})
 	switch {
 	case !found && code == 0:
 		return Verdict{Reason: "claude exited 0 without its result event"}
@@ -110,14 +110,22 @@ func claudeCodeOutcome(code int, stdout []byte) Verdict {
 	return Verdict{Reason: fmt.Sprintf("claude exited with code %d: %s", code, why)}
 }
 
-// lastLines returns stdout's non-empty lines, last first.
-func lastLines(stdout []byte) [][]byte {
-	lines := bytes.Split(stdout, []byte("\n"))
-	out := make([][]byte, 0, len(lines))
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := bytes.TrimSpace(lines[i]); len(l) > 0 {
-			out = append(out, l)
+// eachEvent calls f with stdout's lines that may be JSON events, last first, until f
+// returns false. What an agent prints is the agent's: the lines are found in place (no
+// slice of every line: 4 MiB of newlines made one of 96 MB, twice), and a line is handed
+// on only once runner/bounded's scan, which allocates nothing, has found it within
+// bounded.AgentOutput (no deeper than 64 levels), so no line costs the decoder more than
+// its size.
+func eachEvent(stdout []byte, f func(line []byte) bool) {
+	for end := len(stdout); end > 0; {
+		start := bytes.LastIndexByte(stdout[:end], '\n') + 1
+		line := bytes.TrimSpace(stdout[start:end])
+		end = max(start-1, 0)
+		if len(line) == 0 || line[0] != '{' || bounded.JSON("stdout", line, bounded.AgentOutput) != nil {
+			continue
+		}
+		if !f(line) {
+			return
 		}
 	}
-	return out
 }

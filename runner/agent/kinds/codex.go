@@ -38,8 +38,8 @@ var codexKind = Kind{
 			"-c", "skills.bundled.enabled=false",
 			"--disable", "plugins", "--disable", "apps", "--disable", "multi_agent", "--disable", "goals",
 		}
-		if in.Model != "" {
-			args = append(args, "--model", in.Model)
+		if in.ModelID != "" {
+			args = append(args, "--model", in.ModelID)
 		}
 		if in.System != "" {
 			args = append(args, "-c", "developer_instructions="+tomlString(in.System))
@@ -69,7 +69,7 @@ func tomlString(s string) string {
 // the last agent message as the summary; otherwise the reason is turn.failed's message.
 func codexOutcome(code int, stdout []byte) Verdict {
 	var ended, summary, failed string // ended: the last turn's end event
-	for _, line := range lastLines(stdout) {
+	eachEvent(stdout, func(line []byte) bool {
 		var ev struct {
 			Type  string `json:"type"`
 			Error struct {
@@ -81,7 +81,7 @@ func codexOutcome(code int, stdout []byte) Verdict {
 			} `json:"item"`
 		}
 		if json.Unmarshal(line, &ev) != nil {
-			continue
+			return true
 		}
 		switch {
 		case (ev.Type == "turn.completed" || ev.Type == "turn.failed") && ended == "":
@@ -89,7 +89,8 @@ func codexOutcome(code int, stdout []byte) Verdict {
 		case ev.Type == "item.completed" && ev.Item.Type == "agent_message" && summary == "":
 			summary = ev.Item.Text
 		}
-	}
+		return ended == "" || summary == ""
+	})
 	switch {
 	case code == 0 && ended == "turn.completed":
 		return Verdict{Finished: true, Summary: summary}

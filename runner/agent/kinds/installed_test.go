@@ -79,14 +79,14 @@ func TestCodexOutcome(t *testing.T) {
 
 func TestClaudeCodeArgs(t *testing.T) {
 	k, _ := Lookup(NameClaudeCode)
-	in := Invocation{Prompt: "-rf everything", System: "Be terse.", Model: "ollama:qwen3", BaseURL: "http://127.0.0.1:9"}
+	in := Invocation{Prompt: "-rf everything", System: "Be terse.", Model: "anthropic:claude-sonnet-4-5", ModelID: ModelID("anthropic:claude-sonnet-4-5"), BaseURL: "http://127.0.0.1:9"}
 	args := k.Args(in)
 	assert.Check(t, k.PromptOnStdin)
 	assert.Check(t, !slices.Contains(args, in.Prompt), "the prompt goes on stdin, never as an argument: %q", args)
 	for _, want := range []string{"-p", "--dangerously-skip-permissions", "--no-session-persistence", "stream-json"} {
 		assert.Check(t, slices.Contains(args, want), "%q lacks %s", args, want)
 	}
-	assert.Check(t, is.DeepEqual(after(args, "--model"), "ollama:qwen3"))
+	assert.Check(t, is.DeepEqual(after(args, "--model"), "claude-sonnet-4-5"), "the model's own name, as Claude Code knows it")
 	assert.Check(t, is.DeepEqual(after(args, "--append-system-prompt"), "Be terse."))
 	env := k.Env(in)
 	for _, name := range []string{"IS_SANDBOX", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"} {
@@ -101,12 +101,12 @@ func TestClaudeCodeArgs(t *testing.T) {
 func TestCodexArgs(t *testing.T) {
 	k, _ := Lookup(NameCodex)
 	system := "Say \"done\" when done.\nBackslash \\ and tab\t and \u00e9 and \x01."
-	in := Invocation{Prompt: "fix it", System: system, Model: "fake", BaseURL: "http://127.0.0.1:4321/"}
+	in := Invocation{Prompt: "fix it", System: system, Model: "openai-responses:gpt-5.5", ModelID: ModelID("openai-responses:gpt-5.5"), BaseURL: "http://127.0.0.1:4321/"}
 	args := k.Args(in)
 	assert.Check(t, k.PromptOnStdin)
 	assert.Check(t, is.Equal(args[0], "exec"))
 	assert.Check(t, is.Equal(args[len(args)-1], "-"), "the prompt is read from stdin")
-	assert.Check(t, is.Equal(after(args, "--model"), "fake"))
+	assert.Check(t, is.Equal(after(args, "--model"), "gpt-5.5"), "the model's own name, as Codex knows it")
 	for _, want := range []string{"--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "--ephemeral"} {
 		assert.Check(t, slices.Contains(args, want), "%q lacks %s", args, want)
 	}

@@ -3,8 +3,9 @@
 // installed programs (Claude Code, Codex CLI) that talk to runner's model endpoint. The
 // task file's agent: key, --agent, `runner agents` and the docs read Kinds.
 //
-// The package imports only the standard library: runner/task reads it to check names, and
-// runner/agent (the loop) sits above runner/task.
+// The package imports only the standard library and runner/bounded (for the agents'
+// output): runner/task reads it to check names, and runner/agent (the loop) sits above
+// runner/task.
 package kinds
 
 import (
@@ -34,8 +35,12 @@ const (
 type Invocation struct {
 	// Prompt and System are the task's prompt and system prompt ("" when it has none).
 	Prompt, System string
-	// Model is the model name the endpoint serves (also in RUNNER_MODEL).
+	// Model is the model name the endpoint serves, PROVIDER:MODEL (also in RUNNER_MODEL).
 	Model string
+	// ModelID is the model's own name, without runner's provider (gpt-5.5 of
+	// openai:gpt-5.5): what an installed program knows models by, so Codex with a model
+	// it knows offers that model's tools and prompts, as it would against the provider.
+	ModelID string
 	// Command is the task's agent command (the command kind).
 	Command string
 	// Workdir is the workspace as the program sees it (its working directory).
@@ -175,6 +180,15 @@ func (k Kind) Find(path, agentsDir string) (string, error) {
 		hint = "; install it: " + k.Install
 	}
 	return "", fmt.Errorf("%w: %s (%s) is not on PATH nor in $%s/node_modules/.bin%s", ErrNotInstalled, k.Program, k.Name, AgentsDirEnv, hint)
+}
+
+// ModelID is name without its provider (the text after the first colon), or name when
+// it has none.
+func ModelID(name string) string {
+	if _, id, ok := strings.Cut(name, ":"); ok && id != "" {
+		return id
+	}
+	return name
 }
 
 // Judge reads how the program ended through the row's Outcome (exit 0 is finished

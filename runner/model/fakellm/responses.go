@@ -34,6 +34,7 @@ type (
 		CallID    string          `json:"call_id,omitempty"`
 		Name      string          `json:"name,omitempty"`
 		Arguments string          `json:"arguments,omitempty"`
+		Input     *string         `json:"input,omitempty"` // a custom (free-form) tool's call: its text
 		Output    json.RawMessage `json:"output,omitempty"`
 	}
 	responsesPart struct {
@@ -87,6 +88,9 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, it := range items {
 		switch {
+		case it.Type == "custom_tool_call" && it.Input != nil:
+			it.Type, it.Arguments = "function_call", customArgs(*it.Input)
+			fallthrough
 		case it.Type == "function_call":
 			// Calls of one turn follow its text, if any, as one assistant message.
 			n := len(rec.Messages)
@@ -95,7 +99,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 				n++
 			}
 			rec.Messages[n-1].ToolCalls = append(rec.Messages[n-1].ToolCalls, model.ToolCall{ID: it.CallID, Name: it.Name, Arguments: json.RawMessage(strconv.Quote(it.Arguments))})
-		case it.Type == "function_call_output":
+		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
 			rec.Messages = append(rec.Messages, model.Message{Role: model.RoleTool, ToolCallID: it.CallID, Content: partsText(it.Output)})
 		case it.Role == "assistant":
 			rec.Messages = append(rec.Messages, model.Message{Role: model.RoleAssistant, Content: partsText(it.Content)})
@@ -105,8 +109,10 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 			rec.Messages = append(rec.Messages, model.Message{Role: model.RoleUser, Content: partsText(it.Content)})
 		}
 	}
+	rec.custom = map[string]bool{}
 	for _, t := range req.Tools {
 		rec.Tools = append(rec.Tools, t.Name)
+		rec.custom[t.Name] = t.Type == "custom"
 	}
 	reply, _ := s.next(&rec)
 	wait(r, reply.Delay)
@@ -131,6 +137,12 @@ func responsesBody(reply Reply, rec Request) body {
 		output = append(output, responsesItem{Type: "message", ID: "msg_" + strconv.Itoa(st), Role: "assistant", Status: "completed", Content: content})
 	}
 	for i, c := range reply.ToolCalls {
+		if rec.custom[c.Name] { // a custom tool offered: its call carries text, the "input" argument
+			input := customInput(c)
+			output = append(output, responsesItem{Type: "custom_tool_call", ID: "ctc_" + strconv.Itoa(st) + "_" + strconv.Itoa(i+1),
+				CallID: callID(c, st, i), Name: c.Name, Input: &input, Status: "completed"})
+			continue
+		}
 		output = append(output, responsesItem{Type: "function_call", ID: "fc_" + strconv.Itoa(st) + "_" + strconv.Itoa(i+1),
 			CallID: callID(c, st, i), Name: c.Name, Arguments: argsString(c), Status: "completed"})
 	}
@@ -159,11 +171,15 @@ func responsesBody(reply Reply, rec Request) body {
 	event("response.created", map[string]any{"response": response("in_progress", nil)})
 	for i, it := range output {
 		event("response.output_item.added", map[string]any{"output_index": i, "item": it})
-		if it.Type == "message" {
+		switch it.Type {
+		case "message":
 			for _, piece := range split(reply.Text) {
 				event("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": piece})
 			}
-		} else {
+		case "custom_tool_call":
+			event("response.custom_tool_call_input.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": *it.Input})
+			event("response.custom_tool_call_input.done", map[string]any{"item_id": it.ID, "output_index": i, "input": *it.Input})
+		default:
 			half := len(it.Arguments) / 2
 			for _, frag := range []string{it.Arguments[:half], it.Arguments[half:]} {
 				event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": frag})
@@ -173,4 +189,24 @@ func responsesBody(reply Reply, rec Request) body {
 	}
 	event("response.completed", map[string]any{"response": response("completed", output)})
 	return b
+}
+
+// customInput is the text of a scripted call to a custom tool: its "input" argument (a
+// string), or its arguments as they are.
+func customInput(c Call) string {
+	var a map[string]json.RawMessage
+	if json.Unmarshal([]byte(argsString(c)), &a) == nil {
+		var s string
+		if json.Unmarshal(a["input"], &s) == nil {
+			return s
+		}
+	}
+	return argsString(c)
+}
+
+// customArgs is a custom tool call's text as the arguments a script matches on:
+// {"input": TEXT}, encoded as OpenAI's argument string.
+func customArgs(input string) string {
+	b, _ := json.Marshal(map[string]string{"input": input})
+	return string(b)
 }

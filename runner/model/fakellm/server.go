@@ -32,6 +32,9 @@ type Request struct {
 	Reply int `json:"reply"`
 	// Body is the raw request body.
 	Body json.RawMessage `json:"-"`
+	// custom are the Responses API's custom (free-form) tools offered, by name: a call
+	// of one is answered as a custom_tool_call.
+	custom map[string]bool
 }
 
 // Server plays a Script over HTTP. Ollama's API is at URL (/api/...), OpenAI's at URL+"/v1".

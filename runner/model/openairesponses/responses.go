@@ -104,18 +104,28 @@ func (m *Model) Step(ctx context.Context, req *model.Request) (*model.Response, 
 			}
 		case "function_call":
 			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: item.CallID, Name: item.Name, Arguments: model.ArgsFromText(item.Arguments)})
+		case "custom_tool_call": // a free-form tool's call: its text is the one argument
+			args, _ := json.Marshal(map[string]string{tools.FreeformInput: item.Input})
+			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: item.CallID, Name: item.Name, Arguments: args})
 		}
 	}
 	return out, nil
 }
 
+// outputItemOf is an output item with what go-openai's type leaves out: a custom tool
+// call's input.
+type outputItemOf struct {
+	goopenai.ResponseOutputItem
+	Input string `json:"input,omitempty"`
+}
+
 // outputItem reads one item of a response's output, which go-openai leaves untyped.
-func outputItem(raw any) (*goopenai.ResponseOutputItem, error) {
+func outputItem(raw any) (*outputItemOf, error) {
 	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil, err
 	}
-	var item goopenai.ResponseOutputItem
+	var item outputItemOf
 	if err := json.Unmarshal(b, &item); err != nil {
 		return nil, fmt.Errorf("output item: %w", err)
 	}
@@ -173,6 +183,34 @@ type functionCall struct {
 	Arguments string `json:"arguments"`
 }
 
+// customCall and customOutput replay a free-form tool's call and its result.
+type (
+	customCall struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Name   string `json:"name"`
+		Input  string `json:"input"`
+	}
+	customOutput struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}
+)
+
+// freeformInput is a free-form call's text: its input argument, or the arguments as
+// they are when they are not {"input": TEXT}.
+func freeformInput(args json.RawMessage) string {
+	var a map[string]json.RawMessage
+	if json.Unmarshal(args, &a) == nil {
+		var s string
+		if json.Unmarshal(a[tools.FreeformInput], &s) == nil {
+			return s
+		}
+	}
+	return model.ArgsText(args)
+}
+
 // params translates a neutral request into input items: system messages become the
 // instructions, calls function_call items and results function_call_output items.
 func (m *Model) params(req *model.Request) (goopenai.CreateResponseRequest, error) {
@@ -196,6 +234,13 @@ func (m *Model) params(req *model.Request) (goopenai.CreateResponseRequest, erro
 	}
 	var system []string
 	items := []any{}
+	freeform := map[string]bool{} // the free-form tools' names, whose calls replay as custom calls
+	for _, t := range req.Tools {
+		if t.Freeform != nil {
+			freeform[t.Name] = true
+		}
+	}
+	custom := map[string]bool{} // the ids of calls to them, whose results replay as custom output
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case model.RoleSystem:
@@ -207,9 +252,18 @@ func (m *Model) params(req *model.Request) (goopenai.CreateResponseRequest, erro
 				items = append(items, goopenai.ResponseInputMessage{Role: "assistant", Content: msg.Content})
 			}
 			for _, tc := range msg.ToolCalls {
+				if freeform[tc.Name] {
+					custom[tc.ID] = true
+					items = append(items, customCall{Type: "custom_tool_call", CallID: tc.ID, Name: tc.Name, Input: freeformInput(tc.Arguments)})
+					continue
+				}
 				items = append(items, functionCall{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: model.ArgsText(tc.Arguments)})
 			}
 		case model.RoleTool:
+			if custom[msg.ToolCallID] {
+				items = append(items, customOutput{Type: "custom_tool_call_output", CallID: msg.ToolCallID, Output: msg.Content})
+				continue
+			}
 			items = append(items, goopenai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: msg.ToolCallID, Output: msg.Content})
 		}
 	}
@@ -220,13 +274,26 @@ func (m *Model) params(req *model.Request) (goopenai.CreateResponseRequest, erro
 
 // renderTools renders specs through the shared renderer as function tools, each schema
 // encoded once. strict is off, and said so: the Responses API turns it on by default,
-// and strict mode wants every property required and no free-form objects.
+// and strict mode wants every property required and no free-form objects. A free-form
+// tool (an external agent's custom tool) is offered as one, with its grammar.
 func renderTools(specs []tools.Spec) ([]goopenai.ResponseTool, error) {
 	if len(specs) == 0 {
 		return nil, nil // no "tools": [] for a request without tools
 	}
 	out := make([]goopenai.ResponseTool, 0, len(specs))
-	for _, t := range format.OpenAI(specs) {
+	for i, t := range format.OpenAI(specs) {
+		if ff := specs[i].Freeform; ff != nil {
+			grammar := map[string]any{"type": "text"}
+			if ff.Definition != "" {
+				grammar = map[string]any{"type": "grammar", "syntax": ff.Syntax, "definition": ff.Definition}
+			}
+			tool := map[string]any{"name": specs[i].Name, "format": grammar}
+			if specs[i].Description != "" {
+				tool["description"] = specs[i].Description
+			}
+			out = append(out, goopenai.ResponseTool{Type: "custom", Parameters: tool})
+			continue
+		}
 		fn, _ := t["function"].(map[string]any)
 		params, err := json.Marshal(fn["parameters"])
 		if err != nil {

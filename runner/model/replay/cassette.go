@@ -102,7 +102,11 @@ func Open(dir string, getenv func(string) string) (*Cassette, error) {
 		if err := json.Unmarshal(b, &idx); err != nil {
 			return nil, fmt.Errorf("cassette %s: %w", filepath.Join(dir, IndexFile), err)
 		}
-		for _, e := range idx.Entries {
+		for i, e := range idx.Entries {
+			if !filepath.IsLocal(filepath.FromSlash(e.File)) {
+				return nil, fmt.Errorf("cassette %s: entries[%d] (scenario %q, step %d): file %q leaves the cassette directory: a cassette's files are paths inside it",
+					filepath.Join(dir, IndexFile), i, e.Scenario, e.Step, e.File)
+			}
 			c.add(e)
 		}
 	}
@@ -243,9 +247,11 @@ func readRecord(path string) ([]byte, error) {
 	return b, err
 }
 
-// load reads one response file.
+// load reads one response file, inside the cassette directory: the index's paths are
+// checked at Open, and the file is opened through an os.Root, so a link in a committed
+// cassette that points out of it is refused too.
 func (c *Cassette) load(e Entry) (*Recording, error) {
-	b, err := readRecord(filepath.Join(c.dir, filepath.FromSlash(e.File)))
+	b, err := c.readInside(filepath.FromSlash(e.File))
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
@@ -265,6 +271,37 @@ func (c *Cassette) load(e Entry) (*Recording, error) {
 		}
 	}
 	return &r, nil
+}
+
+// readInside reads the cassette's file name (relative) as readRecord does, never
+// outside the cassette directory.
+func (c *Cassette) readInside(name string) ([]byte, error) {
+	path := filepath.Join(c.dir, name)
+	f, err := os.OpenInRoot(c.dir, name)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && leaves(c.dir, path) {
+			return nil, fmt.Errorf("%s: %s: leaves the cassette directory (a link out of it)", c.dir, filepath.ToSlash(name))
+		}
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read only: Close loses no data
+	b, err := bounded.ReadOpened(f, path, bounded.Record)
+	if err == nil {
+		err = bounded.JSON(path, b, bounded.Record)
+	}
+	return b, err
+}
+
+// leaves reports whether path resolves (its links followed) outside dir: why os.Root
+// refused it, said in words.
+func leaves(dir, path string) bool {
+	d, err1 := filepath.EvalSymlinks(dir)
+	p, err2 := filepath.EvalSymlinks(path)
+	if err1 != nil || err2 != nil {
+		return true // a dangling link out: os.Root refused it for leaving
+	}
+	rel, err := filepath.Rel(d, p)
+	return err != nil || !filepath.IsLocal(rel)
 }
 
 // secrets returns the process's scrubber (runner/scrub), told first about the credentials

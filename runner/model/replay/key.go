@@ -51,6 +51,9 @@ type Tool struct {
 	Name        string        `json:"name"`
 	Description string        `json:"description"`
 	Parameters  *tools.Schema `json:"parameters"`
+	// Freeform is a free-form tool's grammar (an external agent's custom tool); absent
+	// for JSON tools, so their lists hash as before.
+	Freeform *tools.Freeform `json:"freeform,omitempty"`
 }
 
 // toolHashes caches each tool list's hash and encoding: the list does not change during a
@@ -65,7 +68,7 @@ type encodedTools struct {
 func encodeTools(specs []tools.Spec) (encodedTools, error) {
 	list := make([]Tool, len(specs))
 	for i, s := range specs {
-		list[i] = Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+		list[i] = Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Freeform: s.Freeform}
 	}
 	b, err := json.MarshalIndent(list, "", "  ")
 	if err != nil {

@@ -247,3 +247,46 @@ func TestExternalAgentsDatesAndIDsAreMasked(t *testing.T) {
 	assert.Assert(t, mustHash(t, a) != mustHash(t, c), "what it asks still counts")
 	assert.Assert(t, mustHash(t, ask(false, "2026-11-28", "x")) != mustHash(t, ask(false, "2027-01-02", "x")))
 }
+
+// A cassette comes with a pull request, so its index is input from whoever wrote it: an
+// entry naming a file outside the cassette directory (a path with .., an absolute path,
+// a link inside the cassette pointing out) is refused with the entry's name, never read.
+// Before the check, the outside file below was served as the recorded answer.
+func TestCassetteFilesOutsideTheDirectoryAreRefused(t *testing.T) {
+	req := conversation("Read notes.txt")
+	n, _, err := replay.Normalise(req)
+	assert.NilError(t, err)
+	outside := replay.Recording{Model: "openai:fake", Scenario: "s", Step: 1, Response: model.Response{Content: "FROM OUTSIDE"}}
+	body, err := json.Marshal(outside)
+	assert.NilError(t, err)
+
+	for _, tc := range []struct{ name, file, want string }{
+		{"dot-dot", "../../etc/passwd", `"../../etc/passwd" leaves the cassette directory`},
+		{"dot-dot to a recording", "../outside.json", `"../outside.json" leaves the cassette directory`},
+		{"absolute", "/etc/passwd", `"/etc/passwd" leaves the cassette directory`},
+		{"link out", "s/001-link.json", `s/001-link.json: leaves the cassette directory`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "cassette")
+			assert.NilError(t, os.MkdirAll(filepath.Join(dir, "s"), 0o755))
+			assert.NilError(t, os.WriteFile(filepath.Join(parent, "outside.json"), body, 0o644))
+			assert.NilError(t, os.Symlink(filepath.Join(parent, "outside.json"), filepath.Join(dir, "s", "001-link.json")))
+			idx := replay.Index{Version: 1, Entries: []replay.Entry{{Model: "openai:fake", Hash: n.Hash(), Scenario: "s", Step: 1, File: tc.file}}}
+			b, err := json.Marshal(idx)
+			assert.NilError(t, err)
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, replay.IndexFile), b, 0o644))
+
+			played, err := providers.Open("openai:fake", providers.OpenOptions{Replay: dir, Scenario: "s"})
+			if err == nil {
+				var resp *model.Response
+				resp, err = played.Step(context.Background(), req)
+				if err == nil {
+					t.Fatalf("the cassette served %q from outside its directory", resp.Content)
+				}
+			}
+			assert.ErrorContains(t, err, tc.want)
+			assert.ErrorContains(t, err, "cassette")
+		})
+	}
+}

@@ -22,8 +22,8 @@ type Cache[T any] struct {
 }
 
 type entry[T any] struct {
-	// specs keeps the schemas alive, so their addresses in the key cannot be reused by
-	// other schemas while the entry exists.
+	// specs keeps the schemas (and free-form grammars) alive, so their addresses in the
+	// key cannot be reused by others while the entry exists.
 	specs []tools.Spec
 	value T
 }
@@ -59,6 +59,10 @@ func keyOf(specs []tools.Spec) string {
 		b.WriteByte(0)
 		b.WriteString(strconv.FormatUint(uint64(uintptr(unsafe.Pointer(s.Parameters))), 36))
 		b.WriteByte(0)
+		if s.Freeform != nil { // an external agent's free-form tool renders differently
+			b.WriteString(strconv.FormatUint(uint64(uintptr(unsafe.Pointer(s.Freeform))), 36))
+			b.WriteByte(0)
+		}
 	}
 	return b.String()
 }
