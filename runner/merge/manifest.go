@@ -62,8 +62,9 @@ func WriteResult(outDir, rel string, data []byte) error {
 
 // WriteOptions adjust WriteResultWith.
 type WriteOptions struct {
-	// NoSync skips flushing the file and its manifest line to the disk (benchmarks only,
-	// as transcript.Options.NoSync: it gives up safety against a machine's crash).
+	// NoSync skips flushing the file to the disk before it replaces the earlier one
+	// (benchmarks only, as transcript.Options.NoSync: it gives up safety against a
+	// machine's crash).
 	NoSync bool
 }
 
@@ -93,11 +94,13 @@ func WriteResultWith(outDir, rel string, data []byte, o WriteOptions) error {
 	if err != nil {
 		return err
 	}
-	return appendManifest(outDir, append(line, '\n'), out.Sync)
+	// The line is not flushed on its own: lost in a machine's crash, it leaves the result
+	// unlisted, so merge and resume take the scenario for unfinished, never half of it.
+	return appendManifest(outDir, append(line, '\n'))
 }
 
-// appendManifest appends one line to outDir's manifest, flushed to the disk with sync.
-func appendManifest(outDir string, line []byte, sync bool) error {
+// appendManifest appends one line to outDir's manifest.
+func appendManifest(outDir string, line []byte) error {
 	manifestMu.Lock()
 	defer manifestMu.Unlock()
 	f, err := os.OpenFile(filepath.Join(outDir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:forbidigo // runner's own output: appended, never read here
@@ -105,9 +108,6 @@ func appendManifest(outDir string, line []byte, sync bool) error {
 		return err
 	}
 	_, werr := f.Write(line)
-	if werr == nil && sync {
-		werr = f.Sync()
-	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
