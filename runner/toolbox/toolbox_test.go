@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -13,11 +12,12 @@ import (
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/complete"
+	"github.com/agentrunner/runner/tools/catalog"
 )
 
 // TestCheck: `runner policy check` decides as the task's scenario would, with the
-// toolbox the scenario gets (the cases of policy.CheckCall, which built its own).
+// toolbox the scenario gets: the cases of policy.CheckCall, which built its own, now over
+// the real catalog (write_file's content given, as its schema requires).
 func TestCheck(t *testing.T) {
 	reg := testRegistry(t)
 	tk := &task.Task{
@@ -47,7 +47,7 @@ func TestCheck(t *testing.T) {
 		{"shell", `{"command":"go vet ./... && rm -rf ~"}`, false, "built-in command rule rm-home"},
 		{"run_in_terminal", `{"command":"make"}`, false, "the approval default (deny)"},
 		{"read_file", `{"path":"a.go"}`, true, "approval.rules[1]"},
-		{"write_file", `"{\"path\":\"docs/x.md\"}"`, true, "approval.rules[2]"},
+		{"write_file", `"{\"path\":\"docs/x.md\",\"content\":\"x\"}"`, true, "approval.rules[2]"},
 		{"delete_file", `{"path":"a.go"}`, false, "the approval default (deny)"},
 	}
 	for _, tc := range cases {
@@ -77,12 +77,12 @@ func TestCheck(t *testing.T) {
 		Rules: []task.Rule{{Tool: "ghost_tool", Action: "allow"}}}}
 	b, err := New(auto, Options{Catalog: reg})
 	assert.NilError(t, err)
-	d, err := b.Check(ctx, "write_file", json.RawMessage(`{"path":"existing.txt"}`), nil)
+	d, err := b.Check(ctx, "write_file", json.RawMessage(`{"path":"existing.txt","content":"x"}`), nil)
 	assert.NilError(t, err)
 	assert.Check(t, d.Allowed, "in a fresh workspace nothing is overwritten: %+v", d)
 	assert.Check(t, is.Len(b.Policy.Warnings(), 1))
 	assert.Check(t, is.Contains(b.Policy.Warnings()[0], "ghost_tool"))
-	d, err = b.Check(ctx, "write_file", json.RawMessage(`{"path":"existing.txt"}`), testWorkspace(t))
+	d, err = b.Check(ctx, "write_file", json.RawMessage(`{"path":"existing.txt","content":"x"}`), testWorkspace(t))
 	assert.NilError(t, err)
 	assert.Check(t, !d.Allowed)
 	assert.Check(t, is.Equal(d.Source, policy.SourceDefault))
@@ -132,57 +132,10 @@ func TestNewAppliesTheRunsParts(t *testing.T) {
 	assert.ErrorContains(t, err, "sandbox: ")
 }
 
-// fakeTool stands in for the real catalog: a name, a risk, and a RequiresApproval rule.
-type fakeTool struct {
-	name    string
-	risk    tools.Risk
-	dynamic func(args tools.Args, ws *tools.Workspace) bool
-}
-
-func (f fakeTool) Spec() tools.Spec {
-	s := tools.String("")
-	return tools.Spec{Name: f.name, Description: "test tool", Risk: f.risk,
-		Parameters: tools.Object(map[string]*tools.Schema{
-			"path": s, "content": s, "command": s, "cwd": s, "language": s, "code": s, "from": s, "to": s,
-		})}
-}
-func (fakeTool) Validate(tools.Args, *tools.Workspace) *tools.Error { return nil }
-func (fakeTool) Execute(context.Context, tools.Args, *tools.Workspace) tools.Result {
-	return tools.OK("done")
-}
-func (f fakeTool) RequiresApproval(args tools.Args, ws *tools.Workspace) bool {
-	return f.dynamic != nil && f.dynamic(args, ws)
-}
-
-// exists is write_file's rule: writing over an existing file needs approval.
-func exists(args tools.Args, ws *tools.Workspace) bool {
-	_, err := ws.Root().Stat(args.String("path"))
-	return !errors.Is(err, fs.ErrNotExist)
-}
-
-func always(tools.Args, *tools.Workspace) bool { return true }
-
+// testRegistry is the real catalog, as a run's toolbox gets it.
 func testRegistry(t *testing.T) *tools.Registry {
 	t.Helper()
-	reg := tools.NewRegistry()
-	reg.MustRegister(
-		fakeTool{name: "read_file", risk: tools.RiskReadOnly},
-		fakeTool{name: "list_dir", risk: tools.RiskReadOnly},
-		fakeTool{name: "write_file", risk: tools.RiskSafeWrite, dynamic: exists},
-		fakeTool{name: "create_file", risk: tools.RiskSafeWrite},
-		fakeTool{name: "delete_file", risk: tools.RiskDangerous, dynamic: always},
-		fakeTool{name: "run_in_terminal", risk: tools.RiskDangerous},
-		fakeTool{name: "run_code", risk: tools.RiskDangerous},
-		complete.New(),
-	)
-	for _, a := range []tools.Alias{
-		{Name: "run_command", Target: "run_in_terminal"},
-		{Name: "shell", Target: "run_in_terminal"},
-		{Name: "list_files", Target: "list_dir"},
-	} {
-		assert.NilError(t, reg.AddAlias(a))
-	}
-	return reg
+	return catalog.New(catalog.Options{})
 }
 
 // testWorkspace holds one existing file, existing.txt.
