@@ -36,37 +36,15 @@ func WriteFiles(dir string, r *Report, cmp *Comparison) error {
 		return fmt.Errorf("bench.html: %w", err)
 	}
 	for name, data := range map[string][]byte{JSONFile: append(b, '\n'), MarkdownFile: md.Bytes(), HTMLFile: page.Bytes()} {
-		clean := scrub.Bytes
+		write := scrub.Output{}.WriteFile
 		if name == JSONFile {
-			clean = scrub.JSON // its strings as a reader decodes them
+			write = scrub.Output{}.WriteJSON // its strings as a reader decodes them
 		}
-		if err := writeAtomic(filepath.Join(dir, name), clean(data)); err != nil {
+		if err := write(filepath.Join(dir, name), data); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return nil
-}
-
-// writeAtomic replaces path with data (scrubbed by the caller) through a temporary file,
-// so a reader never sees half a report.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // best effort: a leftover temp file harms nothing
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close() // the error above is the one returned
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // ReadFile reads a bench.json, checking its format version.

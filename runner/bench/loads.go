@@ -93,10 +93,23 @@ func (l *loads) loadLocked(ctx context.Context, numCtx int) error {
 		l.numCtx = -1
 		return err
 	}
+	l.record(numCtx, ld)
+	return nil
+}
+
+// loaded counts the load the model's preparation asked for (session.Models.Prepare): the
+// first, from which on changes are loads.
+func (l *loads) loaded(numCtx int, ld model.Load) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(numCtx, ld)
+}
+
+// record counts a load runner asked for. The caller holds l.mu.
+func (l *loads) record(numCtx int, ld model.Load) {
 	l.asked = append(l.asked, ld)
 	l.started = true
 	l.numCtx, l.have = numCtx, ld.Placement
-	return nil
 }
 
 // observe compares what /api/ps shows with the placement last seen. A model listed

@@ -17,83 +17,12 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	fmt.Fprintf(&b, "# Benchmark: %d model(s) x %d scenario(s) x %d repeat(s)\n\n", len(r.Models), len(r.Tasks), r.Repeat)
 	fmt.Fprintf(&b, "runner %s on %s (%s/%s, %d CPUs), %s, took %s.\n\n",
 		cell(r.Runner), cell(r.Host.Name), cell(r.Host.OS), cell(r.Host.Arch), r.Host.CPUs, r.Started.UTC().Format(time.RFC3339), r.Duration.Duration().Round(time.Millisecond))
-	k := r.Repeat
 	if cmp != nil {
 		writeVerdict(&b, cmp)
 	}
-	b.WriteString("## Leaderboard\n\n")
-	vsHead, vsRule := "", ""
-	if cmp != nil {
-		vsHead, vsRule = " vs baseline |", "---|"
-	}
-	fmt.Fprintf(&b, "| # | model | pass rate [95%% CI] |%s pass@1 | pass@%d | pass^%d | flaky | steps (mean / p95) | tokens in / out (mean) | wall s (mean / p95) | tok/s | tool errors | denials | errors | not run |\n", vsHead, k, k)
-	b.WriteString("|---|---|---|" + vsRule + "---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for i, m := range Ranked(r) {
-		s := m.Summary
-		vs := ""
-		if cmp != nil {
-			vs = " " + vsBaseline(cmp, m.Label()) + " |"
-		}
-		if m.Status != ModelRan {
-			fmt.Fprintf(&b, "| %d | %s | %s: %s |%s | | | | | | | | | | %d | %d |\n", i+1, cell(m.Label()), cell(m.Status), cell(m.Reason), vs, s.Errored, s.NotRun)
-			continue
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s |%s %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
-			i+1, cell(m.Label()), RateWithInterval(s), vs, pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
-			s.Steps.Mean, s.Steps.P95, s.PromptTokens.Mean, s.CompletionTokens.Mean, s.WallMS.Mean/1000, s.WallMS.P95/1000,
-			tps(s), s.ToolErrors, s.Denials, s.Errored, s.NotRun)
-	}
-	b.WriteString("\nPass rate: passed / (passed + failed) runs; errors (infrastructure) and runs not run are counted apart, never as failures. pass@k (Chen et al. 2021) and pass^k (tau-bench) are means over scenarios.\n\n")
-	writeCosts(&b, r.Models)
-
-	b.WriteString("## Grid (passed / measured runs: ✓ all passed, ✗ none, ~ some)\n\n| scenario |")
-	for _, m := range r.Models {
-		fmt.Fprintf(&b, " %s |", cell(m.Label()))
-	}
-	b.WriteString("\n|---|")
-	for range r.Models {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	cases := casesPerFile(r.Tasks)
-	for i, t := range r.Tasks {
-		if n := cases[t.File]; n > 1 && (i == 0 || r.Tasks[i-1].File != t.File) {
-			// A task with a matrix or dataset: its cases pooled, then each case.
-			fmt.Fprintf(&b, "| **%s** (%d cases) |", cell(taskOf(t.Name)), n)
-			for _, m := range r.Models {
-				fmt.Fprintf(&b, " **%s** |", cell(GridCell(m.pooled(t.File))))
-			}
-			b.WriteString("\n")
-		}
-		name := t.Name
-		if cases[t.File] > 1 {
-			name = "↳ " + name
-		}
-		fmt.Fprintf(&b, "| %s |", cell(name))
-		for _, m := range r.Models {
-			fmt.Fprintf(&b, " %s |", cell(GridCell(m.find(t.Name))))
-		}
-		b.WriteString("\n")
-	}
-
-	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | server | placement | size | warm-up | loads (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, m := range r.Models {
-		status := m.Status
-		if m.Reason != "" {
-			status += ": " + m.Reason
-		}
-		if p := m.Probe; p != nil {
-			digest := p.Digest
-			if len(digest) > 12 {
-				digest = digest[:12]
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Label()), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
-				contextText(p.ContextLength, p.LoadedContext), cell(digest), cell(p.ServerVersion), cell(placementText(r, m)), sizeText(m),
-				m.WarmUp.Duration().Round(time.Millisecond), loadsText(m))
-		} else {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | | | | | |\n", cell(m.Label()), cell(status))
-		}
-	}
+	writeLeaderboard(&b, r, cmp)
+	writeGrid(&b, r)
+	writeModels(&b, r)
 	if r.Machine != nil {
 		fmt.Fprintf(&b, "\nMachine (from the %s): %s.\n", cell(r.Machine.Source), cell(gpuNames(r)))
 	}
@@ -109,6 +38,93 @@ func WriteMarkdown(w io.Writer, r *Report, cmp *Comparison) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeLeaderboard is bench.md's table of the models, best first, with the comparison's
+// column when there is a baseline, then the costs.
+func writeLeaderboard(b *strings.Builder, r *Report, cmp *Comparison) {
+	k := r.Repeat
+	b.WriteString("## Leaderboard\n\n")
+	vsHead, vsRule := "", ""
+	if cmp != nil {
+		vsHead, vsRule = " vs baseline |", "---|"
+	}
+	fmt.Fprintf(b, "| # | model | pass rate [95%% CI] |%s pass@1 | pass@%d | pass^%d | flaky | steps (mean / p95) | tokens in / out (mean) | wall s (mean / p95) | tok/s | tool errors | denials | errors | not run |\n", vsHead, k, k)
+	b.WriteString("|---|---|---|" + vsRule + "---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i, m := range Ranked(r) {
+		s := m.Summary
+		vs := ""
+		if cmp != nil {
+			vs = " " + vsBaseline(cmp, m.Label()) + " |"
+		}
+		if m.Status != ModelRan {
+			fmt.Fprintf(b, "| %d | %s | %s: %s |%s | | | | | | | | | | %d | %d |\n", i+1, cell(m.Label()), cell(m.Status), cell(m.Reason), vs, s.Errored, s.NotRun)
+			continue
+		}
+		fmt.Fprintf(b, "| %d | %s | %s |%s %s | %s | %s | %d | %.1f / %.0f | %.0f / %.0f | %.2f / %.2f | %s | %d | %d | %d | %d |\n",
+			i+1, cell(m.Label()), RateWithInterval(s), vs, pct(s.PassAtK, 1), pct(s.PassAtK, k), pct(s.PassHatK, k), s.Flaky,
+			s.Steps.Mean, s.Steps.P95, s.PromptTokens.Mean, s.CompletionTokens.Mean, s.WallMS.Mean/1000, s.WallMS.P95/1000,
+			tps(s), s.ToolErrors, s.Denials, s.Errored, s.NotRun)
+	}
+	b.WriteString("\nPass rate: passed / (passed + failed) runs; errors (infrastructure) and runs not run are counted apart, never as failures. pass@k (Chen et al. 2021) and pass^k (tau-bench) are means over scenarios.\n\n")
+	writeCosts(b, r.Models)
+
+}
+
+// writeGrid is bench.md's model x scenario grid, a task with cases pooled above them.
+func writeGrid(b *strings.Builder, r *Report) {
+	b.WriteString("## Grid (passed / measured runs: ✓ all passed, ✗ none, ~ some)\n\n| scenario |")
+	for _, m := range r.Models {
+		fmt.Fprintf(b, " %s |", cell(m.Label()))
+	}
+	b.WriteString("\n|---|")
+	for range r.Models {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	cases := casesPerFile(r.Tasks)
+	for i, t := range r.Tasks {
+		if n := cases[t.File]; n > 1 && (i == 0 || r.Tasks[i-1].File != t.File) {
+			// A task with a matrix or dataset: its cases pooled, then each case.
+			fmt.Fprintf(b, "| **%s** (%d cases) |", cell(taskOf(t.Name)), n)
+			for _, m := range r.Models {
+				fmt.Fprintf(b, " **%s** |", cell(GridCell(m.pooled(t.File))))
+			}
+			b.WriteString("\n")
+		}
+		name := t.Name
+		if cases[t.File] > 1 {
+			name = "↳ " + name
+		}
+		fmt.Fprintf(b, "| %s |", cell(name))
+		for _, m := range r.Models {
+			fmt.Fprintf(b, " %s |", cell(GridCell(m.find(t.Name))))
+		}
+		b.WriteString("\n")
+	}
+
+}
+
+// writeModels is bench.md's table of the models' probe data, placement and loads.
+func writeModels(b *strings.Builder, r *Report) {
+	b.WriteString("\n## Models\n\n| model | status | family | parameters | quantization | context | digest | server | placement | size | warm-up | loads (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, m := range r.Models {
+		status := m.Status
+		if m.Reason != "" {
+			status += ": " + m.Reason
+		}
+		if p := m.Probe; p != nil {
+			digest := p.Digest
+			if len(digest) > 12 {
+				digest = digest[:12]
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Label()), cell(status), cell(p.Family), cell(p.ParameterSize), cell(p.Quantization),
+				contextText(p.ContextLength, p.LoadedContext), cell(digest), cell(p.ServerVersion), cell(placementText(r, m)), sizeText(m),
+				m.WarmUp.Duration().Round(time.Millisecond), loadsText(m))
+		} else {
+			fmt.Fprintf(b, "| %s | %s | | | | | | | | | | |\n", cell(m.Label()), cell(status))
+		}
+	}
 }
 
 // Ranked returns the models best first: benchmarked models by pass rate, then by the

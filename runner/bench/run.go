@@ -19,6 +19,7 @@ import (
 	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/scenario"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/suite"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/runner/version"
@@ -37,11 +38,15 @@ type Options struct {
 	Repeat, Parallel int
 	// OutDir receives OUT/<model-slug>/<scenario>.rK/ for every cell (result.Scenario.DirName).
 	OutDir string
-	// Scenario returns the options of one model's cells (session.Session.Scenario: the
-	// model's pre-flight check starts in it); OutDir is set per model.
+	// Scenario returns the options of one model's cells (session.Session.Scenario, which
+	// finds the model ready: see Models); OutDir is set per model.
 	Scenario func(ctx context.Context, model string) scenario.Options
-	// Open opens models (stream, request timeout, retries).
-	Open providers.OpenOptions
+	// Ready makes each model ready for its cells (session.Models.Prepare: opened once,
+	// probed, first loaded): the session's models, so that its Scenario checks none
+	// again. Nil: a set of its own that opens models with Open (stream, request timeout,
+	// retries).
+	Ready *session.Models
+	Open  providers.OpenOptions
 	// BudgetTokens, BudgetTime and BudgetUSD (0: none) stop new cells from starting once
 	// spent.
 	BudgetTokens int
@@ -96,6 +101,9 @@ func Run(ctx context.Context, opts Options) *Report {
 	}
 	slog := openServerLog(opts.ServerLog, warnf)
 	rep.Machine = slog.machine()
+	if opts.Ready == nil {
+		opts.Ready = session.NewModels("", opts.Open)
+	}
 	agents := opts.Agents
 	if len(agents) == 0 {
 		agents = []string{""}
@@ -156,7 +164,7 @@ func benchModel(ctx context.Context, mr *ModelResult, turn *modelTurn, opts Opti
 	name, repeat := mr.Name, max(opts.Repeat, 1)
 	mark := slog.mark()
 	if !turn.prepared {
-		turn.ld, turn.reason = prepare(ctx, mr, opts.Open, opts.Tasks, func(w string) { warnf(name + ": " + w) })
+		turn.ld, turn.reason = prepare(ctx, mr, opts.Ready, opts.Tasks, func(w string) { warnf(name + ": " + w) })
 		turn.probe, turn.prepared, turn.first = mr.Probe, true, turn.ld.first()
 	}
 	mr.Probe = turn.probe
@@ -215,34 +223,22 @@ func benchModel(ctx context.Context, mr *ModelResult, turn *modelTurn, opts Opti
 	return cells
 }
 
-// prepare opens and probes a model, and loads it with the options of the cells that
-// run first, filling mr; it returns the model's loads and why the model cannot be
-// benchmarked, or "".
-func prepare(ctx context.Context, mr *ModelResult, open providers.OpenOptions, tasks []*task.Task, warn func(string)) (*loads, string) {
-	m, err := providers.Open(mr.Name, open)
-	if err != nil {
+// prepare has the model made ready (session.Models.Prepare: opened once, probed, loaded
+// with the options of the cells that run first), filling mr; it returns the loads that
+// count from that first one on, and why the model cannot be benchmarked, or "".
+func prepare(ctx context.Context, mr *ModelResult, models *session.Models, tasks []*task.Task, warn func(string)) (*loads, string) {
+	p, err := models.Prepare(ctx, mr.Name, firstGroup(tasks))
+	if p != nil {
+		mr.Probe = p.Probe
+	}
+	switch {
+	case err != nil:
 		return nil, err.Error()
-	}
-	info, err := providers.Probe(ctx, m)
-	if err != nil {
-		return nil, err.Error()
-	}
-	mr.Probe = info
-	if info != nil && !info.Tools {
-		return nil, fmt.Sprintf("the model has no tools capability (capabilities: %s)", strings.Join(info.Capabilities, ", "))
-	}
-	loader, ok := providers.FindLoader(m)
-	if !ok {
+	case p.Loader == nil:
 		return nil, ""
 	}
-	ld := newLoads(loader, warn)
-	first := firstGroup(tasks)
-	if err := ld.load(ctx, first); err != nil {
-		return nil, err.Error() // the server answered the probe but cannot load the model
-	}
-	if p := ld.asked[0].Placement; info != nil && first == 0 && p != nil {
-		info.LoadedContext = p.ContextLength
-	}
+	ld := newLoads(p.Loader, warn)
+	ld.loaded(p.NumCtx, *p.First)
 	return ld, ""
 }
 

@@ -14,61 +14,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/scrub"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/version"
-	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
-
-// Exit codes, the one documented switch (see docs/running.md, "Exit codes").
-const (
-	// ExitOK: every scenario passed (run), the task files are valid (validate), the tool
-	// succeeded (tool), the call is allowed (policy check).
-	ExitOK = 0
-	// ExitFailed: a scenario failed, a tool returned an error, or a call is denied.
-	ExitFailed = 1
-	// ExitUsage: bad flags or arguments, or an invalid task file; nothing ran.
-	ExitUsage = 2
-	// ExitErrored: nothing failed, but some scenario errored (model unreachable, setup
-	// failed, a tool call stuck past the timeout).
-	ExitErrored = 3
-	// ExitInterrupted: Ctrl-C (SIGINT) stopped the run before it was done, whatever had
-	// finished: 128 + the signal's number, as shells report it; SIGTERM gives 143. The
-	// reports hold what finished.
-	ExitInterrupted = 130
-)
-
-// Interrupted is the error of a command that a signal (or, run as a library, its
-// context) stopped before it was done; classify maps it to 128 + the signal.
-type Interrupted struct {
-	// Signal is what stopped it; nil when the context was cancelled another way (it
-	// counts as Ctrl-C).
-	Signal os.Signal
-}
-
-func (e *Interrupted) Error() string {
-	if e.Signal == nil {
-		return "interrupted"
-	}
-	return "interrupted (" + signalName(e.Signal) + ")"
-}
-
-// Code is the exit code: 128 + the signal's number (130 for SIGINT).
-func (e *Interrupted) Code() int {
-	if s, ok := e.Signal.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return ExitInterrupted
-}
-
-func signalName(s os.Signal) string {
-	switch s {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	}
-	return s.String()
-}
 
 // interrupted is the error a command returns when ctx ended before its work was done
 // (nil when it did not): the signal Main recorded as the context's cause.
@@ -95,11 +43,9 @@ type IO struct {
 // Main runs the command line with the process's streams and signals and returns the exit
 // code. It is what main.go calls, and what testscript registers as the runner command.
 func Main(args []string) int {
-	sandbox.RunHelperIfRequested() // the Landlock re-exec helper never returns
-	if err := sandbox.SealInheritedDescriptors(); err != nil {
+	if err := session.EnterProcess(); err != nil { // the Landlock re-exec helper never returns from it
 		// Every command would inherit the runner's stray descriptors: refuse to start.
-		fmt.Fprintf(os.Stderr, "runner: cannot close inherited descriptors: %v\n", err)
-		return ExitErrored
+		return exitCode(errored(fmt.Errorf("cannot close inherited descriptors: %w", err)), os.Stderr)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -121,9 +67,7 @@ func Main(args []string) int {
 // output streams go through the secret scrubber: whatever prints, no credential the
 // process knows reaches the console or a CI log.
 func Run(ctx context.Context, args []string, stdio IO) int {
-	scrub.AddEnviron(os.Environ())
-	scrub.AddProviderEnv(os.Getenv)
-	stdout, stderr := scrub.NewWriter(stdio.Stdout), scrub.NewWriter(stdio.Stderr)
+	stdout, stderr := session.Console(stdio.Stdout, stdio.Stderr)
 	defer func() { _ = stdout.Flush() }() // console output: a failed write has nowhere to be reported
 	defer func() { _ = stderr.Flush() }()
 	stdio.Stdout, stdio.Stderr = stdout, stderr
@@ -136,7 +80,7 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 			words, cur = words[:len(words)-1], words[len(words)-1]
 		}
 		complete(app, words, cur, stdio.Stdout)
-		return ExitOK
+		return exitCode(nil, stdio.Stderr)
 	}
 	if len(args) > 1 && (args[1] == "help" || args[1] == "h") {
 		// `runner help run` is `runner run --help` (the help command itself is hidden:
@@ -148,7 +92,7 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	}
 	ordered, err := intersperse(app, args)
 	if err != nil {
-		return exitCode(&ExitError{Code: ExitUsage, Err: err}, stdio.Stderr)
+		return exitCode(usage(err), stdio.Stderr)
 	}
 	return exitCode(app.RunContext(ctx, ordered), stdio.Stderr)
 }
@@ -176,7 +120,7 @@ func newApp(stdio IO) *cli.App {
 		// Errors are mapped to exit codes in exitCode, never by os.Exit inside the library.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &ExitError{Code: ExitUsage, Err: err}
+			return usage(err)
 		},
 		Commands: []*cli.Command{
 			runCommand(stdio),

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/agent/kinds"
+	"github.com/agentrunner/runner/runner/session"
 )
 
 // AgentsOptions are the flags of `runner agents`.
@@ -28,7 +27,7 @@ func agentsCommand(stdio IO) *cli.Command {
 		Usage: "list the agent kinds a task's agent: or --agent can name, and where their programs are",
 		Description: "runner (the default) is runner's own loop; every other kind is a program runner starts in the\n" +
 			"scenario's workspace and sandbox, talking to runner's model endpoint, which forwards each request\n" +
-			"to the run's --model. Programs are looked up on PATH, then in $" + kinds.AgentsDirEnv + "/node_modules/.bin.",
+			"to the run's --model. Programs are looked up on PATH, then in $" + session.AgentsDirEnv + "/node_modules/.bin.",
 		ArgsUsage: "[--check [KIND...]]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Destination: &o.Format, Value: "text", Usage: "text or json"},
@@ -48,33 +47,15 @@ func agentsCommand(stdio IO) *cli.Command {
 	}
 }
 
-// agentRow is one kind as `runner agents` shows it.
-type agentRow struct {
-	Name     string `json:"name"`
-	Help     string `json:"help"`
-	Builtin  bool   `json:"builtin,omitempty"`
-	Program  string `json:"program,omitempty"`
-	Protocol string `json:"protocol,omitempty"`
-	// Path is where the program was found; Missing says why it was not.
-	Path    string `json:"path,omitempty"`
-	Missing string `json:"missing,omitempty"`
-	Package string `json:"package,omitempty"`
-}
+// agentRow is one kind as `runner agents` shows it, checkRow as `--check` reports it.
+type (
+	agentRow = session.Agent
+	checkRow = session.AgentCheck
+)
 
-// PrintAgents lists the registry's rows (kinds.Kinds), in its order.
+// PrintAgents lists the registry's rows (session.Agents), in its order.
 func PrintAgents(o AgentsOptions) error {
-	rows := make([]agentRow, 0, len(kinds.Kinds))
-	for _, k := range kinds.Kinds {
-		row := agentRow{Name: k.Name, Help: k.Help, Builtin: k.Builtin, Program: k.Program, Protocol: string(k.Protocol), Package: k.Package}
-		if !k.Builtin {
-			if p, err := k.Find(os.Getenv("PATH"), os.Getenv(kinds.AgentsDirEnv)); err != nil {
-				row.Missing = err.Error()
-			} else {
-				row.Path = p
-			}
-		}
-		rows = append(rows, row)
-	}
+	rows := session.Agents()
 	switch o.Format {
 	case "json":
 		b, _ := json.MarshalIndent(rows, "", "  ") // strings and booleans: cannot fail
@@ -102,75 +83,54 @@ func PrintAgents(o AgentsOptions) error {
 	return tw.Flush()
 }
 
-// checkRow is one kind as `runner agents --check` reports it.
-type checkRow struct {
-	Name    string            `json:"name"`
-	Status  kinds.CheckStatus `json:"status"`
-	Path    string            `json:"path,omitempty"`
-	Version string            `json:"version,omitempty"`
-	Tested  string            `json:"tested,omitempty"`
-	Problem string            `json:"problem,omitempty"`
-}
-
 // CheckAgents probes the programs of the named kinds (every checkable kind when none is
 // named) and reports each: its path, version and tested version, and what is wrong. A
 // missing or broken program is an environment not ready to run it: exit 3. A version other
 // than the tested one is reported, not an error: it may well work.
 func CheckAgents(ctx context.Context, o AgentsOptions) error {
-	var check []kinds.Kind
-	if len(o.Kinds) == 0 {
-		for _, k := range kinds.Kinds {
-			if k.Checkable() {
-				check = append(check, k)
-			}
-		}
-	}
-	for _, name := range o.Kinds {
-		k, err := kinds.Lookup(name)
-		if err != nil {
-			return usageError("agents --check: %v", err)
-		}
-		if !k.Checkable() {
-			return usageError("agents --check: %s has no program of its own to check", name)
-		}
-		check = append(check, k)
-	}
 	if o.Format != "json" && o.Format != "text" && o.Format != "" {
 		return usageError("agents: --format: want text or json, got %q", o.Format)
 	}
-	rows := make([]checkRow, len(check))
+	rows, err := session.CheckAgents(ctx, o.Kinds)
+	if err != nil {
+		return inVerb("agents --check", err)
+	}
+	if err := printAgentChecks(o, rows); err != nil {
+		return err
+	}
 	bad := 0
-	for i, k := range check {
-		c := k.Check(ctx, os.Getenv("PATH"), os.Getenv(kinds.AgentsDirEnv))
-		rows[i] = checkRow{Name: k.Name, Status: c.Status, Path: c.Path, Version: c.Version, Tested: k.Tested, Problem: c.Problem}
-		if c.Status == kinds.CheckMissing || c.Status == kinds.CheckBroken {
+	for _, r := range rows {
+		if r.Bad() {
 			bad++
 		}
 	}
+	if bad > 0 {
+		return errored(fmt.Errorf("agents --check: %d of %d agent programs missing or broken", bad, len(rows)))
+	}
+	return nil
+}
+
+// printAgentChecks prints the checks as a table, then each problem, or as JSON.
+func printAgentChecks(o AgentsOptions, rows []checkRow) error {
 	if o.Format == "json" {
 		b, _ := json.MarshalIndent(rows, "", "  ") // strings only: cannot fail
-		if _, err := fmt.Fprintf(o.Stdout, "%s\n", b); err != nil {
-			return err
-		}
-	} else {
-		tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-		_, _ = fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tTESTED\tPROGRAM") // tabwriter buffers: Flush reports a failed write
-		for _, r := range rows {
-			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, or(r.Version, "-"), or(r.Tested, "-"), or(r.Path, "-"))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if r.Problem != "" {
-				if _, err := fmt.Fprintf(o.Stdout, "%s: %s\n", r.Name, r.Problem); err != nil {
-					return err
-				}
+		_, err := fmt.Fprintf(o.Stdout, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tTESTED\tPROGRAM") // tabwriter buffers: Flush reports a failed write
+	for _, r := range rows {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, or(r.Version, "-"), or(r.Tested, "-"), or(r.Path, "-"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Problem != "" {
+			if _, err := fmt.Fprintf(o.Stdout, "%s: %s\n", r.Name, r.Problem); err != nil {
+				return err
 			}
 		}
-	}
-	if bad > 0 {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("agents --check: %d of %d agent programs missing or broken", bad, len(rows))}
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/bench"
-	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
@@ -132,13 +131,13 @@ func (o *BenchOptions) Check() error {
 	if len(o.Paths) == 0 {
 		return usageError("bench: no task files given (try: runner bench --model ollama:qwen3:4b scenarios/)")
 	}
-	models := providers.SplitList(o.Models...)
+	models := session.SplitModels(o.Models...)
 	if len(models) == 0 {
 		return usageError("bench: no model given: --model PROVIDER:MODEL (repeatable) or --models a,b")
 	}
 	o.Models = models
 	for _, name := range o.Models {
-		if err := providers.CheckName(name); err != nil {
+		if err := session.CheckModel(name); err != nil {
 			return usageError("bench: %v", err)
 		}
 	}
@@ -174,20 +173,13 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 	}
 	loadProblems(s, opts.Stderr)
 	if opts.BudgetUSD > 0 {
-		for _, m := range opts.Models {
-			if _, ok := s.Prices.Lookup(m); !ok {
-				return inVerb("bench", &UnpricedError{Model: m, Prices: s.Prices.Date})
-			}
+		if err := s.CheckPrices(opts.Models); err != nil {
+			return inVerb("bench", err)
 		}
 	}
-	var console *report.Console
-	tty := isatty.IsTerminal(fdOf(opts.Stdout))
-	if opts.TTY != nil {
-		tty = *opts.TTY
-	}
-	rep := bench.Run(ctx, bench.Options{
+	bo := bench.Options{
 		Models: opts.Models, Agents: agents, Tasks: s.Tasks, Repeat: opts.Repeat, Parallel: opts.Parallel, OutDir: opts.OutDir,
-		Scenario: s.Scenario, Open: so.Open,
+		Scenario: s.Scenario, Ready: s.Models,
 		BudgetTokens: opts.BudgetTokens, BudgetTime: opts.BudgetTime, BudgetUSD: opts.BudgetUSD, Prices: s.Prices, Warn: opts.Stderr,
 		ServerLog: opts.OllamaLog,
 		Checkpoint: func(r *bench.Report) {
@@ -195,27 +187,9 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 				_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: bench: %v\n", err) // console output: a failed write has nowhere to be reported
 			}
 		},
-		OnModel: func(m bench.ModelResult) {
-			switch m.Status {
-			case bench.ModelNotRun: // its reason says "not run: ..."
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: %s\n", m.Label(), m.Reason)
-				return
-			case bench.ModelSkipped:
-				_, _ = fmt.Fprintf(opts.Stdout, "== %s: skipped (%s)\n", m.Label(), m.Reason)
-				return
-			}
-			_, _ = fmt.Fprintf(opts.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
-			// The console of run, so that a row looks the same in both (an interrupted one
-			// was "!" in run on a terminal and "ERR" here).
-			console = report.NewConsole(opts.Stdout, consoleOptions(tty, opts.Getenv, m.OutDir))
-			console.Start(len(s.Tasks) * opts.Repeat)
-		},
-		OnStart: func(s result.Scenario) { console.Started(s) },
-		OnDone:  func(s result.Scenario) { console.Finished(s) },
-		OnModelDone: func(_ bench.ModelResult, run result.Run) {
-			_ = console.Finish(run)
-		},
-	})
+	}
+	opts.console(&bo, len(s.Tasks)*opts.Repeat)
+	rep := bench.Run(ctx, bo)
 	var cmp *bench.Comparison
 	if baseline != nil {
 		c := bench.Compare(baseline, rep, bench.Alpha)
@@ -224,7 +198,7 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		cmp = &c
 	}
 	if err := bench.WriteFiles(opts.OutDir, rep, cmp); err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: %w", err)}
+		return errored(fmt.Errorf("bench: %w", err))
 	}
 	writeView(opts.OutDir, opts.Stderr) // bench.html's grid cells link into its pages
 	_, _ = fmt.Fprintf(opts.Stdout, "\nbench: reports in %s/{%s,%s,%s,index.html}\n", opts.OutDir, bench.JSONFile, bench.MarkdownFile, bench.HTMLFile)
@@ -232,6 +206,33 @@ func Bench(ctx context.Context, opts BenchOptions) error {
 		return s.LoadProblems
 	}
 	return benchExit(ctx, rep, cmp, opts)
+}
+
+// console has each model's turn shown as it runs: a header with its probe, then run's
+// console of its cells (cells of them), so that a row looks the same in both (an
+// interrupted one was "!" in run on a terminal and "ERR" here).
+func (o *BenchOptions) console(bo *bench.Options, cells int) {
+	var console *report.Console
+	tty := isatty.IsTerminal(fdOf(o.Stdout))
+	if o.TTY != nil {
+		tty = *o.TTY
+	}
+	bo.OnModel = func(m bench.ModelResult) {
+		switch m.Status {
+		case bench.ModelNotRun: // its reason says "not run: ..."
+			_, _ = fmt.Fprintf(o.Stdout, "== %s: %s\n", m.Label(), m.Reason)
+			return
+		case bench.ModelSkipped:
+			_, _ = fmt.Fprintf(o.Stdout, "== %s: skipped (%s)\n", m.Label(), m.Reason)
+			return
+		}
+		_, _ = fmt.Fprintf(o.Stdout, "== %s%s\n", m.Label(), describeProbe(m))
+		console = report.NewConsole(o.Stdout, consoleOptions(tty, o.Getenv, m.OutDir))
+		console.Start(cells)
+	}
+	bo.OnStart = func(s result.Scenario) { console.Started(s) }
+	bo.OnDone = func(s result.Scenario) { console.Finished(s) }
+	bo.OnModelDone = func(_ bench.ModelResult, run result.Run) { _ = console.Finish(run) }
 }
 
 // benchExit prints the leaderboard's verdict and maps it to the exit code: 128 + the
@@ -251,7 +252,7 @@ func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, op
 		return inVerb("bench", fmt.Errorf("%w: %d of %d cells unmeasured; the reports hold every cell", in, unmeasured, planned))
 	}
 	if cmp != nil && cmp.Fails() {
-		return &ExitError{Code: ExitFailed}
+		return failed(nil)
 	}
 	unmeasured := 0
 	for _, m := range rep.Models {
@@ -261,7 +262,7 @@ func benchExit(ctx context.Context, rep *bench.Report, cmp *bench.Comparison, op
 		}
 	}
 	if unmeasured > 0 {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench: %d cell(s) unmeasured because of errors (see the reports)", unmeasured)}
+		return &verdictError{Errored: unmeasured, Err: fmt.Errorf("bench: %d cell(s) unmeasured because of errors (see the reports)", unmeasured)}
 	}
 	return nil
 }
@@ -319,19 +320,19 @@ func BenchCompare(basePath, newPath string, opts CompareOptions, stdio IO) error
 	cmp := bench.Compare(base, cur, bench.Alpha)
 	cmp.GateScenarios, cmp.AllowMissing = gate, opts.AllowMissing
 	if err := cmp.WriteText(stdio.Stdout); err != nil {
-		return &ExitError{Code: ExitErrored, Err: err}
+		return errored(err)
 	}
 	if opts.Markdown != "" {
 		var b strings.Builder
 		if err := bench.WriteMarkdown(&b, cur, &cmp); err != nil {
-			return &ExitError{Code: ExitErrored, Err: err}
+			return errored(err)
 		}
 		if err := os.WriteFile(opts.Markdown, []byte(b.String()), 0o644); err != nil {
-			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("bench compare: --markdown: %w", err)}
+			return errored(fmt.Errorf("bench compare: --markdown: %w", err))
 		}
 	}
 	if cmp.Fails() {
-		return &ExitError{Code: ExitFailed}
+		return failed(nil)
 	}
 	return nil
 }

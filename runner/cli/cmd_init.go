@@ -97,7 +97,7 @@ func initCommand(stdio IO) *cli.Command {
 			}
 			cwd, err := os.Getwd()
 			if err != nil {
-				return &ExitError{Code: ExitErrored, Err: fmt.Errorf("init: %w", err)}
+				return errored(fmt.Errorf("init: %w", err))
 			}
 			return Init(InitOptions{Dir: repoRoot(cwd), IO: stdio})
 		},
@@ -129,7 +129,7 @@ func Init(opts InitOptions) error {
 		if _, err := os.Lstat(filepath.Join(opts.Dir, filepath.FromSlash(f.path))); err == nil {
 			exist = append(exist, f.path)
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("init: %w", err)}
+			return errored(fmt.Errorf("init: %w", err))
 		}
 	}
 	if len(exist) > 0 {
@@ -141,17 +141,17 @@ func Init(opts InitOptions) error {
 	for _, f := range files {
 		path := filepath.Join(opts.Dir, filepath.FromSlash(f.path))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("init: %w", err)}
+			return errored(fmt.Errorf("init: %w", err))
 		}
 		// O_EXCL: a file that appeared since the check is still not overwritten.
 		if err := writeNew(path, f.content); err != nil {
-			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("init: %w", err)}
+			return errored(fmt.Errorf("init: %w", err))
 		}
 		say("wrote %-30s %s\n", f.path, f.what)
 	}
 	added, err := addIgnored(filepath.Join(opts.Dir, ".gitignore"), initIgnored)
 	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("init: %w", err)}
+		return errored(fmt.Errorf("init: %w", err))
 	}
 	if len(added) > 0 {
 		say("added %s to .gitignore\n", strings.Join(added, " and "))

@@ -56,7 +56,7 @@ func Merge(opts MergeOptions) error {
 	}
 	scenarios, err := merge.Load(opts.Paths, merge.Options{Notes: opts.Stderr})
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return usage(err)
 	}
 	run := merge.Combine(scenarios)
 	ro := RunOptions{Getenv: opts.Getenv, IO: opts.IO}
@@ -66,18 +66,8 @@ func Merge(opts MergeOptions) error {
 		r.Finished(s)
 	}
 	if err := r.Finish(run); err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("merge: %w", err)}
+		return errored(fmt.Errorf("merge: %w", err))
 	}
-	return runExit(run.Counts())
-}
-
-// runExit is run's exit code for a run's counts.
-func runExit(_, failed, errored int) error {
-	switch {
-	case failed > 0:
-		return &ExitError{Code: ExitFailed}
-	case errored > 0:
-		return &ExitError{Code: ExitErrored}
-	}
-	return nil
+	_, nFailed, nErrored := run.Counts()
+	return outcome(nFailed, nErrored)
 }

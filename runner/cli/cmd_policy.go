@@ -7,10 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/session"
-	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/catalog"
 )
 
 // PolicyCheckOptions are the flags of `runner policy check`.
@@ -51,37 +48,26 @@ func policyCommand(stdio IO) *cli.Command {
 	}
 }
 
-// PolicyCheck decides one call as a run of the task would, without running it.
+// Check reports the first option that cannot work, as a usage error.
+func (o *PolicyCheckOptions) Check() error {
+	if !json.Valid([]byte(o.Args)) {
+		return usageError("policy check: --args is not valid JSON: %s", o.Args)
+	}
+	return nil
+}
+
+// PolicyCheck decides one call as a run of the task would, without running it: with the
+// toolbox the task's scenario gets (session.CheckCall).
 func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
-	reg := catalog.Default()
-	t, err := session.LoadTask(opts.Task, reg)
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+	if err := opts.Check(); err != nil {
+		return err
 	}
-	if reg, err = session.Registry(reg, t); err != nil {
-		return usageError("policy check: %v", err)
-	}
-	if t.MCPTool(opts.Tool) {
-		return usageError("policy check: %s is an MCP server's tool; its schema and risk are known only once the server runs, in `runner run`", opts.Tool)
-	}
-	if !json.Valid([]byte(opts.Args)) {
-		return usageError("policy check: --args is not valid JSON: %s", opts.Args)
-	}
-	check := policy.CheckOptions{}
-	if opts.Workspace != "" {
-		ws, err := tools.OpenWorkspace(opts.Workspace)
-		if err != nil {
-			return usageError("policy check: %v", err)
-		}
-		defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
-		check.Workspace = ws
-	}
-	d, warnings, err := policy.CheckCall(ctx, t, reg, opts.Tool, json.RawMessage(opts.Args), check)
+	d, warnings, err := session.CheckCall(ctx, session.PolicyCheck{Task: opts.Task, Tool: opts.Tool, Args: json.RawMessage(opts.Args), Workspace: opts.Workspace})
 	for _, w := range warnings {
 		_, _ = fmt.Fprintf(opts.Stderr, "runner: warning: %s\n", w) // console output: a failed write has nowhere to be reported
 	}
 	if err != nil {
-		return usageError("policy check: %v", err)
+		return inVerb("policy check", err)
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.Stdout, d); err != nil {
@@ -101,7 +87,7 @@ func PolicyCheck(ctx context.Context, opts PolicyCheckOptions) error {
 		}
 	}
 	if !d.Allowed {
-		return &ExitError{Code: ExitFailed}
+		return failed(nil)
 	}
 	return nil
 }

@@ -13,14 +13,9 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/agent/kinds"
-	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/report"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
-	"github.com/agentrunner/runner/runner/suite"
-	"github.com/agentrunner/runner/runner/task"
-	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // DefaultModel runs the tasks' reference solutions: it needs no model server.
@@ -85,9 +80,9 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 		&cli.IntFlag{Name: "max-steps", Destination: &o.MaxSteps, Usage: "`N` steps at most, for every task", DefaultText: "the task's"},
 		&cli.DurationFlag{Name: "timeout", Destination: &o.Timeout, Usage: "`DURATION` (90s, 5m) for every task", DefaultText: "the task's"},
 		&cli.StringFlag{Name: "filter", Destination: &o.Filter, Usage: "run only scenarios whose name matches `REGEX`"},
-		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + task.ApprovalModeChoices(), DefaultText: "the task's"},
-		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + sandbox.ModeChoices(), DefaultText: "the task's"},
-		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + kinds.Choices() + " (runner agents lists them); bench compares a comma-separated list on each model", DefaultText: "the task's, else runner"},
+		&cli.StringFlag{Name: "approval", Destination: &o.Approval, Usage: "approval `MODE` for every task: " + session.ApprovalChoices(), DefaultText: "the task's"},
+		&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Usage: "sandbox `MODE` for every task: " + session.SandboxChoices(), DefaultText: "the task's"},
+		&cli.StringFlag{Name: "agent", Destination: &o.Agent, Usage: "agent `KIND` for every task: " + session.AgentChoices() + " (runner agents lists them); bench compares a comma-separated list on each model", DefaultText: "the task's, else runner"},
 		&cli.StringFlag{Name: "cache-dir", Destination: &o.CacheDir, Value: session.DefaultCacheDir(), Usage: "build cache `DIR` shared by commands (XDG_CACHE_HOME: Go, pip), read-only to them (setup commands write it); empty for none"},
 		&cli.BoolFlag{Name: "stream", Destination: &o.Stream, Usage: "ask the model server for streamed responses"},
 		&cli.DurationFlag{Name: "request-timeout", Destination: &o.RequestTimeout, Value: 5 * time.Minute, Usage: "`DURATION` bound on each model request"},
@@ -97,15 +92,15 @@ func (o *ScenarioOptions) flags() []cli.Flag {
 
 // check reports the first shared flag value that cannot work, as a usage error of verb.
 func (o *ScenarioOptions) check(verb string) error {
-	if err := task.CheckApprovalMode(o.Approval); err != nil {
+	if err := session.CheckApproval(o.Approval); err != nil {
 		return usageError("%s: --approval: %v", verb, err)
 	}
-	if err := sandbox.CheckMode(o.Sandbox); err != nil {
+	if err := session.CheckSandbox(o.Sandbox); err != nil {
 		return usageError("%s: --sandbox: %v", verb, err)
 	}
 	agents := agentList(o.Agent)
 	for _, a := range agents {
-		if _, err := kinds.Lookup(a); err != nil {
+		if err := session.CheckAgent(a); err != nil {
 			return usageError("%s: --agent: %v", verb, err)
 		}
 	}
@@ -132,8 +127,11 @@ func (o *ScenarioOptions) session(paths []string, outDir string, warn io.Writer)
 	so := session.Options{
 		Paths: paths, Filter: o.Filter, OutDir: outDir, MaxSteps: o.MaxSteps, Timeout: o.Timeout,
 		Approval: o.Approval, Sandbox: o.Sandbox, Agent: o.Agent, CacheDir: o.CacheDir, Warn: warn,
-		Open:      providers.OpenOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
+		Open:      session.ModelOptions{Stream: o.Stream, RequestTimeout: o.RequestTimeout, Retries: o.Retries},
 		KeepGoing: true, // one task file that does not load stops no other (see loadProblems)
+		OnMoved: func(dir, prev string) {
+			_, _ = fmt.Fprintf(warn, "runner: %s held an earlier run: moved to %s (an output directory holds one run; --resume continues one)\n", dir, prev) // console output: a failed write has nowhere to be reported
+		},
 	}
 	o.CaseOptions.apply(&so)
 	return so
@@ -148,7 +146,7 @@ func runCommand(stdio IO) *cli.Command {
 		ArgsUsage:   "PATH... (task files, directories or globs)",
 		Description: examplesHelp + "\n\n" + envHelp,
 		Flags: append(append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(providers.Names(), ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
+			&cli.StringSliceFlag{Name: "model", Aliases: []string{"m"}, Destination: &models, Usage: "`PROVIDER:MODEL` for every task (" + strings.Join(session.ProviderNames(), ", ") + "; one: several models are runner bench)", DefaultText: "the task's model, else oracle"},
 			&cli.StringFlag{Name: "out", Destination: &o.OutDir, Value: "runner-out", Usage: "`DIR` for transcripts and result files"},
 			&cli.StringFlag{Name: "junit", Destination: &o.JUnit, Usage: "write a JUnit XML report to `FILE` (- for standard output; the console then goes to standard error)"},
 			&cli.StringFlag{Name: "json", Destination: &o.JSON, Usage: "write a JSON report to `FILE` (- for standard output; the console then goes to standard error)"},
@@ -159,7 +157,7 @@ func runCommand(stdio IO) *cli.Command {
 			&cli.StringFlag{Name: "run-id", Destination: &o.RunID, Usage: "label the run's containers runner.run=`ID`, to find what a killed run left", DefaultText: "random"},
 		}, o.ScenarioOptions.flags()...), append(o.ciFlags(), o.ReachOptions.flags()...)...),
 		Action: func(c *cli.Context) error {
-			model, err := oneModel(providers.SplitList(models.Value()...))
+			model, err := oneModel(session.SplitModels(models.Value()...))
 			if err != nil {
 				return err
 			}
@@ -213,41 +211,18 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	}
 	loadProblems(s, opts.Stderr)
 	reporter := opts.reporters(tty, opts.JSON, opts.JUnit, opts.OutDir)
-	sel, prior, err := opts.selection(s.Tasks)
-	if err != nil {
-		return err
-	}
-	budget, err := costBudget(s, opts.BudgetUSD)
+	plan, err := s.Plan(opts.runOptions(reporter))
 	if err != nil {
 		return inVerb("run", err)
 	}
-	reporter.Start(suite.Count(s.Tasks, opts.Repeat, sel))
-	if prior != nil && budget != nil {
-		reuse := prior
-		prior = func(t *task.Task, repeat, index int) (result.Scenario, bool) {
-			r, ok := reuse(t, repeat, index)
-			if ok {
-				budget.AddPrior(r) // spent by the run that made it; the rest is charged call by call
-			}
-			return r, ok
-		}
-	}
-	sopts := s.Scenario(ctx, "")
-	sopts.Budget = budget
-	run := suite.Run(ctx, s.Tasks, suite.Options{
-		Parallel: s.Parallel(opts.Parallel), Repeat: opts.Repeat,
-		OnStart: reporter.Started, Select: sel, Prior: prior,
-		OnDone:   reporter.Finished,
-		Admit:    budget.Admit,
-		Scenario: sopts,
-	})
-	run.Warmup = s.Warmup
-	if budget.Refused() {
+	reporter.Start(plan.Count())
+	run := plan.Run(ctx)
+	if plan.BudgetSpent() {
 		_, _ = fmt.Fprintf(opts.Stderr, "runner: %s\n", budgetNote(opts.BudgetUSD)) // console output: a failed write has nowhere to be reported
 	}
 	writeView(opts.OutDir, opts.Stderr)
 	if err := reporter.Finish(run); err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: %w", err)}
+		return errored(fmt.Errorf("run: %w", err))
 	}
 	if in := interrupted(ctx); in != nil {
 		return inVerb("run", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "scenario")))
@@ -255,14 +230,8 @@ func Execute(ctx context.Context, opts RunOptions) error {
 	if s.LoadProblems != nil {
 		return s.LoadProblems // exit 2, every problem listed again under the results
 	}
-	_, failed, errored := run.Counts()
-	switch {
-	case failed > 0:
-		return &ExitError{Code: ExitFailed}
-	case errored > 0:
-		return &ExitError{Code: ExitErrored}
-	}
-	return nil
+	_, nFailed, nErrored := run.Counts()
+	return outcome(nFailed, nErrored)
 }
 
 // loadProblems lists, before anything runs, the task files that did not load (each

@@ -7,7 +7,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/session"
 	"github.com/agentrunner/runner/runner/view"
 )
 
@@ -56,7 +56,7 @@ func Show(opts ShowOptions) error {
 	}
 	entries, err := view.Load(opts.Out)
 	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: err}
+		return errored(err)
 	}
 	colour := isatty.IsTerminal(fdOf(opts.Stdout)) && getenv("NO_COLOR") == "" && getenv("CI") == ""
 	if opts.Scenario == "" {
@@ -77,4 +77,4 @@ func Show(opts ShowOptions) error {
 }
 
 // suggestName is the known name a misspelt one was probably meant to be, or "".
-func suggestName(name string, known []string) string { return task.Closest(name, known) }
+func suggestName(name string, known []string) string { return session.Closest(name, known) }

@@ -3,19 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/agent"
-	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/session"
-	"github.com/agentrunner/runner/runner/task"
-	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/catalog"
-	"github.com/agentrunner/runner/tools/exec"
-	"github.com/agentrunner/runner/tools/exec/sandbox"
 )
 
 // ToolOptions are the flags of `runner tool`.
@@ -35,8 +27,8 @@ type ToolOptions struct {
 // Approval values of `runner tool`.
 const (
 	toolApprovalAgent    = "agent"
-	toolApprovalAuto     = task.ModeAuto
-	toolApprovalReadOnly = task.ModeReadOnly
+	toolApprovalAuto     = session.ApprovalAuto
+	toolApprovalReadOnly = session.ApprovalReadOnly
 )
 
 func toolCommand(stdio IO) *cli.Command {
@@ -50,7 +42,7 @@ func toolCommand(stdio IO) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Destination: &o.Workspace, Value: ".", Usage: "the workspace directory"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Destination: &args, Usage: "the arguments as a JSON object (or give them after NAME)"},
-			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: "auto", Usage: "confine commands: " + sandbox.ModeChoices()},
+			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: "auto", Usage: "confine commands: " + session.SandboxChoices()},
 			&cli.StringFlag{Name: "approval", Destination: &o.Approval, Value: toolApprovalAgent, Usage: "agent (the built-in command rules and dynamic approval, as in a task), " +
 				"read-only, or auto (you approve the call: no rules)"},
 			&cli.BoolFlag{Name: "network", Destination: &o.Network, Usage: "let sandboxed commands and fetch_webpage reach the network, as network: true does"},
@@ -71,22 +63,13 @@ func toolCommand(stdio IO) *cli.Command {
 	}
 }
 
-// commandTools are the tools that run commands, the only ones a sandbox confines.
-func commandTools() map[string]bool {
-	out := map[string]bool{}
-	for _, t := range exec.Tools() {
-		out[t.Spec().Name] = true
-	}
-	return out
-}
-
 // Check reports the first option that cannot work, as a usage error, and returns the
 // approval mode of the call's policy ("" for none).
-func (o *ToolOptions) Check(reg *tools.Registry) (mode string, err error) {
+func (o *ToolOptions) Check() (mode string, err error) {
 	if o.Args == "" {
 		o.Args = "{}"
 	}
-	if _, _, ok := reg.Lookup(o.Name); !ok {
+	if !session.KnownTool(o.Name) {
 		return "", usageError("tool: unknown tool %q (see runner tools)", o.Name)
 	}
 	if !json.Valid([]byte(o.Args)) {
@@ -94,14 +77,14 @@ func (o *ToolOptions) Check(reg *tools.Registry) (mode string, err error) {
 	}
 	switch o.Approval {
 	case "", toolApprovalAgent:
-		mode = task.ModeAuto
+		mode = session.ApprovalAuto
 	case toolApprovalReadOnly:
-		mode = task.ModeReadOnly
+		mode = session.ApprovalReadOnly
 	case toolApprovalAuto:
 	default:
 		return "", usageError("tool: --approval %q: want agent, read-only or auto", o.Approval)
 	}
-	if err := sandbox.CheckMode(o.Sandbox); err != nil {
+	if err := session.CheckSandbox(o.Sandbox); err != nil {
 		return "", usageError("tool: sandbox: %v", err)
 	}
 	if info, err := os.Stat(o.Workspace); err != nil || !info.IsDir() {
@@ -113,42 +96,23 @@ func (o *ToolOptions) Check(reg *tools.Registry) (mode string, err error) {
 // RunTool runs one tool call and prints the Result as JSON. The call goes through the
 // approval policy an agent's call in a task with default settings would meet (the
 // built-in command rules included) unless opts.Approval is auto, then through the
-// agent's own path (agent.Call), and commands run in the sandbox opts.Sandbox names,
-// probed as a run probes it (session.Sandboxes).
+// agent's own path, and commands run in the sandbox opts.Sandbox names, probed as a run
+// probes it: session.RunCall, with the toolbox a run's scenario gets.
 func RunTool(ctx context.Context, opts ToolOptions) error {
-	reg := catalog.Default()
-	mode, err := opts.Check(reg)
+	mode, err := opts.Check()
 	if err != nil {
 		return err
 	}
-	_, canonical, _ := reg.Lookup(opts.Name)
-	ws, err := tools.OpenWorkspace(opts.Workspace)
+	res, err := session.RunCall(ctx, session.ToolCall{Tool: opts.Name, Args: json.RawMessage(opts.Args), Workspace: opts.Workspace,
+		Sandbox: opts.Sandbox, Network: opts.Network, Approval: mode, Notes: opts.Stderr})
 	if err != nil {
-		return usageError("tool: %v", err)
+		return inVerb("tool", err)
 	}
-	defer func() { _ = ws.Close() }() // a directory handle: Close loses no data
-	ws.Network = opts.Network
-	// Only command tools are sandboxed: probing (and warning about) a sandbox for a
-	// read_file would be noise.
-	if commandTools()[canonical] {
-		if ws.Sandbox, err = session.NewSandboxes(opts.Sandbox, opts.Stderr).Get(opts.Sandbox); err != nil {
-			return usageError("tool: sandbox: %v", err)
-		}
-	}
-	var decider agent.Decider
-	if mode != "" {
-		p, err := policy.New(task.Approval{Mode: mode}, nil, policy.Options{Resolve: reg.Canonical})
-		if err != nil { // a fixed mode and no rules: cannot fail
-			return &ExitError{Code: ExitErrored, Err: fmt.Errorf("tool: approval policy: %w", err)}
-		}
-		decider = p
-	}
-	res := agent.Call(ctx, reg, decider, ws, opts.Name, json.RawMessage(opts.Args))
 	if err := writeJSON(opts.Stdout, res); err != nil {
-		return &ExitError{Code: ExitFailed, Err: err}
+		return failed(err)
 	}
 	if !res.Success {
-		return &ExitError{Code: ExitFailed}
+		return failed(nil)
 	}
 	return nil
 }

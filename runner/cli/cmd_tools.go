@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/tools"
-	"github.com/agentrunner/runner/tools/catalog"
-	"github.com/agentrunner/runner/tools/format"
+	"github.com/agentrunner/runner/runner/session"
 )
 
 // ToolsOptions are the flags of `runner tools`.
@@ -40,68 +37,29 @@ func toolsCommand(stdio IO) *cli.Command {
 
 // PrintTools prints the catalog, or the named tools, in the requested format.
 func PrintTools(opts ToolsOptions) error {
-	reg := catalog.Default()
-	if len(opts.Names) > 0 {
-		sub, err := reg.Subset(opts.Names...)
-		if err != nil {
-			return usageError("tools: %v", err)
-		}
-		reg = sub
-	}
-	specs := reg.Specs()
 	switch opts.Format {
-	case "text":
-		return printToolsText(opts.Stdout, specs, reg.Aliases())
-	case "json":
-		type param struct {
-			Name        string `json:"name"`
-			Risk        string `json:"risk"`
-			Description string `json:"description"`
-			Parameters  any    `json:"parameters"`
-		}
-		out := make([]param, 0, len(specs))
-		for _, s := range specs {
-			out = append(out, param{Name: s.Name, Risk: string(s.Risk), Description: s.Description, Parameters: s.Parameters})
-		}
-		return writeJSON(opts.Stdout, out)
+	case "text", "json":
 	default:
-		rendered, err := format.Render(opts.Format, specs)
+		rendered, err := session.RenderTools(opts.Format, opts.Names)
 		if err != nil {
 			return usageError("tools: %v", err)
 		}
 		return writeJSON(opts.Stdout, rendered)
 	}
-}
-
-func printToolsText(w io.Writer, specs []tools.Spec, aliases []tools.Alias) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "TOOL\tRISK\tPARAMETERS\tALIASES") // tabwriter: the Flush below reports a failed write
-	byTarget := map[string][]string{}
-	for _, a := range aliases {
-		byTarget[a.Target] = append(byTarget[a.Target], a.Name)
+	list, err := session.Tools(opts.Names)
+	if err != nil {
+		return usageError("tools: %v", err)
 	}
-	for _, s := range specs {
-		var params []string
-		for name := range s.Parameters.Properties {
-			if contains(s.Parameters.Required, name) {
-				name += "*"
-			}
-			params = append(params, name)
-		}
-		sort.Strings(params)
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Risk, strings.Join(params, " "), strings.Join(byTarget[s.Name], " "))
+	if opts.Format == "json" {
+		return writeJSON(opts.Stdout, list)
+	}
+	tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "TOOL\tRISK\tPARAMETERS\tALIASES") // tabwriter: the Flush below reports a failed write
+	for _, t := range list {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Risk, strings.Join(t.Params, " "), strings.Join(t.Aliases, " "))
 	}
 	_, _ = fmt.Fprintln(tw, "\n* required. `runner tools --format json NAME` shows descriptions and full schemas.")
 	return tw.Flush()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func writeJSON(w io.Writer, v any) error {

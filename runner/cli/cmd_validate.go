@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/session"
-	"github.com/agentrunner/runner/runner/suite"
-	"github.com/agentrunner/runner/runner/task"
-	"github.com/agentrunner/runner/tools/catalog"
 )
 
 // ValidateOptions are the flags of `runner validate`.
@@ -59,17 +55,17 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		return err
 	}
 	if !opts.Oracle {
-		tasks, err := session.LoadTasks(opts.Paths, catalog.Default(), "", opts.Stderr)
+		tasks, err := session.Load(opts.Paths, opts.Stderr)
 		if err != nil {
 			return problemLines(opts.Stderr, err)
 		}
-		printSuites(opts.Stdout, tasks)
-		_, _ = fmt.Fprintf(opts.Stdout, "%s valid\n", taskCount(tasks)) // console output: a failed write has nowhere to be reported
+		printSuites(opts.Stdout, session.SuiteUses(tasks))
+		_, _ = fmt.Fprintf(opts.Stdout, "%s valid\n", taskCount(session.CountTasks(tasks))) // console output: a failed write has nowhere to be reported
 		return nil
 	}
 	out, err := os.MkdirTemp("", "runner-validate-")
 	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: fmt.Errorf("validate: %w", err)}
+		return errored(fmt.Errorf("validate: %w", err))
 	}
 	defer func() { _ = os.RemoveAll(out) }() // best effort: a leftover temp file harms nothing
 	s, err := session.New(ctx, session.Options{
@@ -83,7 +79,11 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		return inVerb("validate", err)
 	}
 	tasks := s.Tasks
-	run := suite.Run(ctx, tasks, suite.Options{Parallel: max(opts.Parallel, 1), Repeat: 1, Scenario: s.Scenario(ctx, "")})
+	plan, err := s.Plan(session.RunOptions{Parallel: max(opts.Parallel, 1), Repeat: 1})
+	if err != nil { // no shard, resume or budget: cannot fail
+		return inVerb("validate", err)
+	}
+	run := plan.Run(ctx)
 	if in := interrupted(ctx); in != nil {
 		return inVerb("validate --oracle", fmt.Errorf("%w: %s", in, unfinished(run.Scenarios, "task")))
 	}
@@ -109,43 +109,19 @@ func Validate(ctx context.Context, opts ValidateOptions) error {
 		_, _ = fmt.Fprintln(opts.Stderr, strings.Join(problems, "\n")) // console output: a failed write has nowhere to be reported
 		return usageError("validate --oracle: %d of %d tasks do not pass with their reference solution", failed, len(tasks))
 	}
-	printSuites(opts.Stdout, tasks)
-	_, _ = fmt.Fprintf(opts.Stdout, "%s valid; every reference solution passes\n", taskCount(tasks))
+	printSuites(opts.Stdout, session.SuiteUses(tasks))
+	_, _ = fmt.Fprintf(opts.Stdout, "%s valid; every reference solution passes\n", taskCount(session.CountTasks(tasks)))
 	return nil
 }
 
 // printSuites says which suite files (runner.yaml) gave defaults, and which keys each
 // task took from one, so an inherited value is never a surprise.
-func printSuites(w io.Writer, tasks []*task.Task) {
-	type use struct {
-		tasks int
-		keys  []string
-	}
-	var order []string
-	uses := map[string]*use{}
-	for _, t := range tasks {
-		if t.Suite == "" {
-			continue
-		}
-		u := uses[t.Suite]
-		if u == nil {
-			u = &use{}
-			uses[t.Suite] = u
-			order = append(order, t.Suite)
-		}
-		u.tasks++
-		for _, k := range t.Inherited {
-			if !slices.Contains(u.keys, k) {
-				u.keys = append(u.keys, k)
-			}
-		}
-	}
-	for _, path := range order {
-		u := uses[path]
+func printSuites(w io.Writer, uses []session.SuiteUse) {
+	for _, u := range uses {
 		keys := "nothing: every task sets its own"
-		if len(u.keys) > 0 {
-			keys = strings.Join(u.keys, ", ")
+		if len(u.Keys) > 0 {
+			keys = strings.Join(u.Keys, ", ")
 		}
-		_, _ = fmt.Fprintf(w, "suite file %s: %d task(s) inherit %s\n", path, u.tasks, keys) // console output: a failed write has nowhere to be reported
+		_, _ = fmt.Fprintf(w, "suite file %s: %d task(s) inherit %s\n", u.Path, u.Tasks, keys) // console output: a failed write has nowhere to be reported
 	}
 }

@@ -70,7 +70,7 @@ func View(opts ViewOptions) error {
 	}
 	index, err := view.Write(opts.Out)
 	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: err}
+		return errored(err)
 	}
 	_, _ = fmt.Fprintln(opts.Stdout, index) // console output: a failed write has nowhere to be reported
 	if opts.Open {
@@ -97,12 +97,12 @@ func ViewRuns(opts ViewOptions) error {
 	}
 	for _, d := range opts.Runs {
 		if _, err := view.Write(d); err != nil {
-			return &ExitError{Code: ExitErrored, Err: err}
+			return errored(err)
 		}
 	}
 	index, sum, err := view.WriteRuns(opts.Compare, opts.Runs)
 	if err != nil {
-		return &ExitError{Code: ExitErrored, Err: err}
+		return errored(err)
 	}
 	_ = sum.WriteText(opts.Stdout, 20) // console output: a failed write has nowhere to be reported
 	_, _ = fmt.Fprintln(opts.Stdout, index)

@@ -8,13 +8,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/model/providers"
-	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/session"
 )
 
 // envHelp lists the environment variables runner reads, for --help: the providers' from
 // their registry, then runner's own.
-var envHelp = "Environment:\n" + providers.EnvHelp("   ") + runnerEnvHelp()
+var envHelp = "Environment:\n" + session.ProviderEnvHelp("   ") + runnerEnvHelp()
 
 // runnerEnv are the variables runner itself reads (the providers' are in their registry):
 // --help and docs/reference.md list them.
@@ -64,7 +63,7 @@ func unknownCommand(app *cli.App, args []string) error {
 			names = append(names, c.Name)
 		}
 	}
-	if best := task.Closest(args[1], names); best != "" {
+	if best := session.Closest(args[1], names); best != "" {
 		return usageError("unknown command %q; did you mean %q? (commands: %s; see runner --help)", args[1], best, strings.Join(names, ", "))
 	}
 	return usageError("unknown command %q (commands: %s; see runner --help)", args[1], strings.Join(names, ", "))
@@ -82,7 +81,7 @@ func usageErrors(cmds []*cli.Command, path string) {
 		c := c
 		name := strings.TrimSpace(path + " " + c.Name)
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-			return &ExitError{Code: ExitUsage, Err: explainFlagError(name, c.Flags, err)}
+			return usage(explainFlagError(name, c.Flags, err))
 		}
 		usageErrors(c.Subcommands, name)
 	}
@@ -95,7 +94,7 @@ func explainFlagError(cmd string, flags []cli.Flag, err error) error {
 		for _, f := range flags {
 			names = append(names, f.Names()...)
 		}
-		if best := task.Closest(m[1], names); best != "" {
+		if best := session.Closest(m[1], names); best != "" {
 			return fmt.Errorf("%s: unknown flag --%s; did you mean --%s? (see runner %s --help)", cmd, m[1], best, cmd)
 		}
 		return fmt.Errorf("%s: unknown flag --%s (see runner %s --help)", cmd, m[1], cmd)

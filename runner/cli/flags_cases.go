@@ -1,14 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/bounded"
-	"github.com/agentrunner/runner/runner/model/budget"
 	"github.com/agentrunner/runner/runner/session"
 )
 
@@ -50,18 +48,12 @@ func (o *CaseOptions) check(verb string) error {
 	}
 	o.vars = nil
 	if o.VarsFile != "" {
-		data, err := bounded.ReadFile(o.VarsFile, bounded.Settings)
-		if err == nil {
-			err = bounded.YAML(o.VarsFile, data, bounded.Settings)
-		}
-		if err != nil {
-			return usageError("%s: --vars: %v", verb, err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			return usageError("%s: --vars %s: want a mapping of variable names to values: %s", verb, o.VarsFile, strings.TrimSpace(yaml.FormatError(err, false, true)))
-		}
-		if err := bounded.Values(o.VarsFile, m, bounded.Settings); err != nil {
+		m, err := session.ReadVars(o.VarsFile)
+		var notMapping *session.MappingError
+		switch {
+		case errors.As(err, &notMapping):
+			return usageError("%s: --vars %s: want a mapping of variable names to values: %s", verb, o.VarsFile, notMapping.Detail)
+		case err != nil:
 			return usageError("%s: --vars: %v", verb, err)
 		}
 		o.vars = m
@@ -88,26 +80,4 @@ func (o *CaseOptions) apply(so *session.Options) {
 // budgetNote is the console's line about a spent budget.
 func budgetNote(usd float64) string {
 	return fmt.Sprintf("the --budget-usd of $%.2f was spent: runner refused every model request past it (those scenarios stopped, stop reason budget) and started no more", usd)
-}
-
-// costBudget is the run's --budget-usd (nil for none). A budget cannot be kept over a
-// model whose price is unknown, so that is a usage error naming the model.
-func costBudget(s *session.Session, usd float64) (*budget.Budget, error) {
-	if usd <= 0 {
-		return nil, nil
-	}
-	for _, t := range s.Tasks {
-		name := s.Models.Name(t)
-		if _, ok := s.Prices.Lookup(name); !ok {
-			return nil, &UnpricedError{Model: name, Prices: s.Prices.Date}
-		}
-	}
-	return budget.New(usd, s.Prices), nil
-}
-
-// UnpricedError: a cost budget was asked for over a model whose price is unknown.
-type UnpricedError struct{ Model, Prices string }
-
-func (e *UnpricedError) Error() string {
-	return fmt.Sprintf("--budget-usd: the price of %s is unknown (price table of %s); give it in a --prices file", e.Model, e.Prices)
 }

@@ -39,15 +39,15 @@ func importCommand(stdio IO) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("import: want FORMAT DIR, got %d arguments", c.NArg())}
+				return usageError("import: want FORMAT DIR, got %d arguments", c.NArg())
 			}
 			f, ok := importFormats[c.Args().Get(0)]
 			if !ok {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("import: unknown format %q; known: %s", c.Args().Get(0), strings.Join(names, ", "))}
+				return usageError("import: unknown format %q; known: %s", c.Args().Get(0), strings.Join(names, ", "))
 			}
 			outcomes, err := importer.ImportWith(f, c.Args().Get(1), out, stdio.Stdout, importer.Options{FreshContainer: fresh})
 			if err != nil {
-				return &ExitError{Code: ExitUsage, Err: err}
+				return usage(err)
 			}
 			skipped := 0
 			for _, o := range outcomes {
@@ -56,10 +56,7 @@ func importCommand(stdio IO) *cli.Command {
 				}
 			}
 			_, _ = fmt.Fprintf(stdio.Stdout, "%d converted, %d skipped\n", len(outcomes)-skipped, skipped) // console output: a failed write has nowhere to be reported
-			if skipped > 0 {
-				return &ExitError{Code: ExitFailed}
-			}
-			return nil
+			return outcome(skipped, 0)
 		},
 	}
 }

@@ -1,18 +1,14 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrunner/runner/runner/merge"
 	"github.com/agentrunner/runner/runner/report"
-	"github.com/agentrunner/runner/runner/result"
-	"github.com/agentrunner/runner/runner/suite"
-	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/session"
 )
 
 // ciFlags are run's flags for splitting a suite across machines and picking up after a
@@ -75,7 +71,7 @@ func (o *RunOptions) checkCI() error {
 		return usageError("run: --resume and --rerun-failed: give one of them")
 	}
 	if o.Shard != "" {
-		if _, err := suite.ParseShard(o.Shard, o.getenv); err != nil {
+		if err := session.CheckShard(o.Shard, o.getenv); err != nil {
 			return inVerb("run", err)
 		}
 	}
@@ -143,34 +139,13 @@ func checkReportPaths(verb, jsonPath, junitPath string) error {
 	return nil
 }
 
-// selection is the shard's Select and the resumed run's Prior for suite.Options.
-func (o *RunOptions) selection(tasks []*task.Task) (func(*task.Task, int, int) bool, func(*task.Task, int, int) (result.Scenario, bool), error) {
-	var sel func(*task.Task, int, int) bool
-	if o.Shard != "" {
-		sh, err := suite.ParseShard(o.Shard, o.getenv)
-		if err != nil {
-			return nil, nil, inVerb("run", err)
-		}
-		sel = sh.Selector(tasks, o.Repeat)
-	}
-	dir, failedToo := o.Resume, false
+// runOptions are the run's part of the suite (--shard), the earlier run it continues
+// (--resume, --rerun-failed) and its budget, with the reporter observing each scenario.
+func (o *RunOptions) runOptions(r report.Reporter) session.RunOptions {
+	ro := session.RunOptions{Parallel: o.Parallel, Repeat: o.Repeat, Shard: o.Shard, Getenv: o.getenv, BudgetUSD: o.BudgetUSD,
+		OnStart: r.Started, OnDone: r.Finished, Resume: o.Resume, Notes: o.Stderr}
 	if o.RerunFailed != "" {
-		dir, failedToo = o.RerunFailed, true
+		ro.Resume, ro.PassedOnly = o.RerunFailed, true
 	}
-	if dir == "" {
-		return sel, nil, nil
-	}
-	prev, err := merge.LoadDir(dir, merge.Options{Notes: o.Stderr})
-	if err != nil {
-		return nil, nil, &ExitError{Code: ExitErrored, Err: fmt.Errorf("run: --resume: %w", err)}
-	}
-	done := merge.Index(prev)
-	prior := func(t *task.Task, repeat, _ int) (result.Scenario, bool) {
-		s, ok := done[merge.Key{File: filepath.ToSlash(t.Path), Name: t.Name, Repeat: repeat}]
-		if !ok || !merge.Done(s, failedToo) {
-			return result.Scenario{}, false
-		}
-		return s, true
-	}
-	return sel, prior, nil
+	return ro
 }

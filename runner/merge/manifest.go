@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/workspace"
 	"github.com/agentrunner/runner/runner/workspace/door"
 )
@@ -52,12 +54,35 @@ type manifestEntry struct {
 var manifestMu sync.Mutex
 
 // WriteResult writes data as the result file rel (slash-separated, inside outDir) and
-// lists it in outDir's manifest, signed with RUNNER_MANIFEST_KEY when it is set.
+// lists it in outDir's manifest, signed with RUNNER_MANIFEST_KEY when it is set: as
+// WriteResultWith, flushed to the disk.
 func WriteResult(outDir, rel string, data []byte) error {
+	return WriteResultWith(outDir, rel, data, WriteOptions{})
+}
+
+// WriteOptions adjust WriteResultWith.
+type WriteOptions struct {
+	// NoSync skips flushing the file to the disk before it replaces the earlier one
+	// (benchmarks only, as transcript.Options.NoSync: it gives up safety against a
+	// machine's crash).
+	NoSync bool
+}
+
+// WriteResultWith writes the result file rel through scrub.Output: scrubbed as JSON and
+// atomically (a temporary file renamed over rel once whole), so merge, resume and the
+// viewer find the earlier file or the whole new one, never half of one, whatever stops
+// the writer. Only then is it listed in the manifest, with the SHA-256 of what was
+// written.
+func WriteResultWith(outDir, rel string, data []byte, o WriteOptions) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return fmt.Errorf("result file %q is not inside %s", rel, outDir)
 	}
-	if err := os.WriteFile(filepath.Join(outDir, filepath.FromSlash(rel)), data, 0o644); err != nil {
+	data = scrub.JSON(data)
+	out := scrub.Output{Sync: !o.NoSync}
+	if err := out.Replace(filepath.Join(outDir, filepath.FromSlash(rel)), func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(data)
@@ -69,13 +94,20 @@ func WriteResult(outDir, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	// The line is not flushed on its own: lost in a machine's crash, it leaves the result
+	// unlisted, so merge and resume take the scenario for unfinished, never half of it.
+	return appendManifest(outDir, append(line, '\n'))
+}
+
+// appendManifest appends one line to outDir's manifest.
+func appendManifest(outDir string, line []byte) error {
 	manifestMu.Lock()
 	defer manifestMu.Unlock()
 	f, err := os.OpenFile(filepath.Join(outDir, ManifestFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:forbidigo // runner's own output: appended, never read here
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(append(line, '\n'))
+	_, werr := f.Write(line)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

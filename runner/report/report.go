@@ -110,35 +110,13 @@ func (f *file) Finish(run result.Run) error {
 	return nil
 }
 
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// writeFileAtomic replaces path with what write writes, scrubbed, through a temporary
+// file (scrub.Output), creating its directory.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	sw := scrub.NewWriter(tmp)
-	if err := write(sw); err != nil {
-		return err
-	}
-	if err := sw.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return scrub.Output{}.Replace(path, write)
 }
 
 // displayName is a scenario's name as reports show it: "name #K" (K from 1) for every run of a

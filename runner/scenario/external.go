@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrunner/runner/runner/agent"
 	"github.com/agentrunner/runner/runner/agent/kinds"
 	"github.com/agentrunner/runner/runner/endpoint"
 	"github.com/agentrunner/runner/runner/endpoint/forward"
@@ -71,22 +72,10 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 	if p.env != nil {
 		return acted{err: fmt.Errorf("agent %s: an external agent cannot run in an environment: container yet (runner's endpoint does not reach into it)", k.Name)}
 	}
-	aw := p.ws.View()
-	pathEnv := ""
-	for _, kv := range toolexec.WorkspaceEnv(aw, nil) {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			pathEnv = kv[5:]
-		}
-	}
-	agentsDir := os.Getenv(kinds.AgentsDirEnv)
-	program, err := k.Find(pathEnv, agentsDir)
+	aw, program, err := r.agentView(p, k)
 	if err != nil {
-		return acted{err: fmt.Errorf("agent %s: %w", k.Name, err)}
+		return acted{err: err}
 	}
-	if agentsDir != "" {
-		aw.ReadOnly = append(aw.ReadOnly, agentsDir) // the npm install the program runs from
-	}
-	aw.ReadOnly = append(aw.ReadOnly, r.t.Agent.Files...) // what its command names beside the task file
 	srv, err := endpoint.New(endpoint.Config{Model: p.model, Options: r.t.ModelOptions, MaxSteps: p.maxSteps, Record: r, Workdir: p.ws.Dir(), Now: r.now})
 	if err != nil {
 		return acted{err: err}
@@ -105,10 +94,54 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 	go func() { _ = srv.Serve(l) }()
 	defer func() { _ = srv.Close() }()
 
+	_ = r.record(0, transcript.Agent{Kind: k.Name, Argv: argv, Protocol: string(k.Protocol), Endpoint: base})
+	proc, err := toolexec.Start(p.ctx, aw, p.ws.Dir(), argv, r.agentEnv(k, inv, base, srv.Token()))
+	if err != nil {
+		return acted{err: fmt.Errorf("agent %s: %w", k.Name, err)}
+	}
+	stdout, killed := r.waitProgram(p, k, proc, srv.Refused())
+	code := proc.ExitCode()
+	verdict := k.Judge(code, stdout.bytes())
+	out := r.externalOutcome(p, srv.Outcome(), verdict)
+	output := stdout.String() + proc.Stderr()
+	if len(output) > outputEvent {
+		output = output[len(output)-outputEvent:]
+	}
+	_ = r.record(out.Steps, transcript.Agent{Kind: k.Name, Exited: true, ExitCode: code, Finished: verdict.Finished,
+		Reason: verdict.Reason, Killed: killed, Output: output})
+	return acted{out: out}
+}
+
+// agentView is the workspace as the agent's program sees it (the program's own install
+// and the files its command names, read-only) and the program, found on the view's PATH,
+// then in $RUNNER_AGENTS_DIR.
+func (r *runState) agentView(p *prepared, k kinds.Kind) (*tools.Workspace, string, error) {
+	aw := p.ws.View()
+	pathEnv := ""
+	for _, kv := range toolexec.WorkspaceEnv(aw, nil) {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			pathEnv = kv[5:]
+		}
+	}
+	agentsDir := os.Getenv(kinds.AgentsDirEnv)
+	program, err := k.Find(pathEnv, agentsDir)
+	if err != nil {
+		return nil, "", fmt.Errorf("agent %s: %w", k.Name, err)
+	}
+	if agentsDir != "" {
+		aw.ReadOnly = append(aw.ReadOnly, agentsDir) // the npm install the program runs from
+	}
+	aw.ReadOnly = append(aw.ReadOnly, r.t.Agent.Files...) // what its command names beside the task file
+	return aw, program, nil
+}
+
+// agentEnv is the program's environment: the prompt and model, runner's endpoint as
+// both protocols' base URL with the per-run token as their keys, and the kind's own.
+func (r *runState) agentEnv(k kinds.Kind, inv kinds.Invocation, base, token string) map[string]string {
 	env := map[string]string{
-		EnvPrompt: r.t.Prompt, EnvModel: p.model.Name(),
+		EnvPrompt: r.t.Prompt, EnvModel: inv.Model,
 		"OPENAI_BASE_URL": base + "/v1", "ANTHROPIC_BASE_URL": base,
-		"OPENAI_API_KEY": srv.Token(), "ANTHROPIC_API_KEY": srv.Token(),
+		"OPENAI_API_KEY": token, "ANTHROPIC_API_KEY": token,
 	}
 	if r.t.Agent.Dir != "" && k.Name == kinds.NameCommand {
 		env["TASK_DIR"] = r.t.Agent.Dir // only the files above are there
@@ -118,11 +151,13 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 			env[name] = v
 		}
 	}
-	_ = r.record(0, transcript.Agent{Kind: k.Name, Argv: argv, Protocol: string(k.Protocol), Endpoint: base})
-	proc, err := toolexec.Start(p.ctx, aw, p.ws.Dir(), argv, env)
-	if err != nil {
-		return acted{err: fmt.Errorf("agent %s: %w", k.Name, err)}
-	}
+	return env
+}
+
+// waitProgram gives the program its prompt (on stdin, for a kind that reads it there),
+// keeps the tail of its output and waits for it (waitAgent); it returns the output and
+// whether the program had to be killed.
+func (r *runState) waitProgram(p *prepared, k kinds.Kind, proc *toolexec.Process, refused <-chan struct{}) (*tail, bool) {
 	go func() {
 		if k.PromptOnStdin {
 			_, _ = io.WriteString(proc.Stdin, r.t.Prompt) // an agent that never reads it gets EPIPE: its business
@@ -135,17 +170,18 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 		defer close(copied)
 		_, _ = io.Copy(stdout, proc.Stdout)
 	}()
-	killed := waitAgent(p.ctx, proc, srv.Refused())
+	killed := waitAgent(p.ctx, proc, refused)
 	select { // its output to the end, unless a process it left holds the pipe
 	case <-copied:
 	case <-time.After(500 * time.Millisecond):
 	}
 	proc.Stop(stopGrace)
 	<-copied
-	code := proc.ExitCode()
+	return stdout, killed
+}
 
-	out := srv.Outcome()
-	verdict := k.Judge(code, stdout.bytes())
+// externalOutcome is the endpoint's outcome with its stop: how the program ended.
+func (r *runState) externalOutcome(p *prepared, out agent.Outcome, verdict kinds.Verdict) agent.Outcome {
 	switch {
 	case out.Stop == result.StopError, out.Stop == result.StopBudget:
 	case p.parent.Err() != nil:
@@ -160,13 +196,7 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 		out.Stop = result.StopGaveUp
 		out.Notes = append(out.Notes, verdict.Reason)
 	}
-	output := stdout.String() + proc.Stderr()
-	if len(output) > outputEvent {
-		output = output[len(output)-outputEvent:]
-	}
-	_ = r.record(out.Steps, transcript.Agent{Kind: k.Name, Exited: true, ExitCode: code, Finished: verdict.Finished,
-		Reason: verdict.Reason, Killed: killed, Output: output})
-	return acted{out: out}
+	return out
 }
 
 // listen opens the endpoint's listener where the agent can reach it, by the sandbox

@@ -92,20 +92,6 @@ func (r *runState) startMCP(ctx context.Context, ws *tools.Workspace, reg *tools
 	return full, sub, stop, nil
 }
 
-// resolver resolves rule tool names for the policy: the registry's tools, and the MCP
-// servers' tools, which exist only once the servers run.
-func resolver(t *task.Task, reg *tools.Registry) func(string) (string, bool) {
-	if len(t.MCP) == 0 {
-		return reg.Canonical
-	}
-	return func(name string) (string, bool) {
-		if t.MCPTool(name) {
-			return name, true
-		}
-		return reg.Canonical(name)
-	}
-}
-
 // startTools are the tools the start event lists: with MCP servers, whose tools are not
 // known yet, tools: as written (the mcp events list the servers' tools).
 func startTools(t *task.Task, toolset *tools.Registry) []string {

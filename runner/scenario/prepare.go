@@ -13,6 +13,7 @@ import (
 	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/task"
+	"github.com/agentrunner/runner/runner/toolbox"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/runner/workspace"
 	"github.com/agentrunner/runner/tools"
@@ -105,37 +106,23 @@ func (r *runState) settle(repeat int, p *prepared) error {
 	}
 	p.model = opts.Budget.Wrap(m)
 	r.res.Model = m.Name()
-	p.maxSteps, p.timeout, p.approval = t.MaxSteps, t.Timeout, t.Approval
+	p.maxSteps, p.timeout = t.MaxSteps, t.Timeout
 	if opts.MaxSteps > 0 {
 		p.maxSteps = opts.MaxSteps
 	}
 	if opts.Timeout > 0 {
 		p.timeout = opts.Timeout
 	}
-	if opts.Approval != nil {
-		p.approval = *opts.Approval
-	}
-	if p.reg, err = Registry(opts.Catalog, t); err != nil { // the catalog plus the task's own tools
+	// The one constructor of what a task's tool calls need (runner tool and runner policy
+	// check build theirs with it too, through session).
+	b, err := toolbox.New(t, toolbox.Options{Catalog: opts.Catalog, Sandbox: opts.Sandbox, Approval: opts.Approval, Asker: opts.Asker, Now: r.now()})
+	if err != nil {
 		return err
 	}
-	p.toolset = p.reg                      // no tools: key offers every tool
-	if t.Tools != nil && len(t.MCP) == 0 { // with MCP servers, once they run (startMCP)
-		if p.toolset, err = p.reg.Subset(t.Tools...); err != nil {
-			return fmt.Errorf("tools: %w", err)
-		}
-	}
-	if t.Environment == nil { // a container confines commands itself
-		if p.sandbox, err = opts.Sandbox(t.Sandbox); err != nil {
-			return fmt.Errorf("sandbox: %w", err)
-		}
-	}
+	p.reg, p.toolset, p.sandbox, p.approval, p.policy = b.Registry, b.Toolset, b.Sandbox, b.Approval, b.Policy
 	if p.sandbox != nil {
 		r.res.Sandbox = p.sandbox.Name()
 		r.res.SandboxGaps = confinement.Gaps(p.sandbox, t.Network)
-	}
-	p.policy, err = policy.New(p.approval, t.CommandRules, policy.Options{Now: r.now(), Asker: opts.Asker, Resolve: resolver(t, p.reg)})
-	if err != nil {
-		return fmt.Errorf("approval policy: %w", err)
 	}
 	if p.agent, err = r.agentKind(); err != nil {
 		return err

@@ -218,9 +218,11 @@ func (r *runState) finish() {
 	}
 	if b, err := json.MarshalIndent(r.res, "", "  "); err == nil {
 		// Listed with its SHA-256 in the output directory's manifest: merge and resume
-		// read nothing else (see merge.ManifestFile). Scrubbed again as bytes: the record
-		// was scrubbed as values, this catches what encoding made of them.
-		_ = merge.WriteResult(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, scrub.JSON(append(b, '\n')))
+		// read nothing else (see merge.ManifestFile). Written atomically and scrubbed
+		// again as JSON (scrub.Output): the record was scrubbed as values, this catches
+		// what encoding made of them.
+		_ = merge.WriteResultWith(filepath.Dir(r.out), filepath.Base(r.out)+"/"+merge.ResultFile, append(b, '\n'),
+			merge.WriteOptions{NoSync: r.opts.NoSync})
 	}
 }
 

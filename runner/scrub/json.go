@@ -3,7 +3,6 @@ package scrub
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strconv"
 	"unicode/utf8"
 )
@@ -132,9 +131,4 @@ func (m *matcher) anyHigh() bool {
 		}
 	}
 	return false
-}
-
-// WriteJSON writes the JSON document data to the named file, scrubbed as JSON does.
-func WriteJSON(name string, data []byte, perm os.FileMode) error {
-	return os.WriteFile(name, JSON(data), perm)
 }

@@ -2,7 +2,6 @@ package scrub
 
 import (
 	"io"
-	"os"
 	"sync"
 )
 
@@ -93,8 +92,3 @@ func (w *Writer) Fd() uintptr {
 
 // Unwrap returns the wrapped writer.
 func (w *Writer) Unwrap() io.Writer { return w.w }
-
-// WriteFile is os.WriteFile with the process's secrets scrubbed from data.
-func WriteFile(name string, data []byte, perm os.FileMode) error {
-	return os.WriteFile(name, Bytes(data), perm)
-}

@@ -40,6 +40,9 @@ type Options struct {
 	// --rerun-failed into it): kept as it is, not moved aside.
 	OutDir    string
 	ResumeOut bool
+	// OnMoved, when set, is told that New moved an earlier run out of OutDir to prev
+	// (the command line says so, naming how to continue a run); nil: a note on Warn.
+	OnMoved func(dir, prev string)
 	// MaxSteps, Timeout (0: the task's), Approval and Sandbox ("": the task's) override
 	// every task.
 	MaxSteps int
@@ -176,8 +179,11 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		if err != nil {
 			return nil, &OutDirError{Err: err}
 		}
-		if moved != "" {
-			_, _ = fmt.Fprintf(o.Warn, "runner: %s held an earlier run: moved to %s (an output directory holds one run; --resume continues one)\n", o.OutDir, moved) // console output: a failed write has nowhere to be reported
+		switch {
+		case moved != "" && o.OnMoved != nil:
+			o.OnMoved(o.OutDir, moved)
+		case moved != "":
+			_, _ = fmt.Fprintf(o.Warn, "runner: %s held an earlier run: moved to %s (an output directory holds one run)\n", o.OutDir, moved) // console output: a failed write has nowhere to be reported
 		}
 		if !o.Bench {
 			if err := merge.Begin(o.OutDir); err != nil {
@@ -222,22 +228,20 @@ func (s *Session) Parallel(want int) int {
 
 // Scenario returns the options every scenario of the session runs with. model, when
 // set, replaces the session's model (bench's turn of one model); its pre-flight check
-// starts now, in the background.
+// starts now, in the background, unless Models.Prepare made it ready.
 func (s *Session) Scenario(ctx context.Context, model string) scenario.Options {
 	o := s.opts
 	models := s.Models
 	if model != "" {
-		models = NewModels(model, o.Open)
+		// The session's checks: a model bench prepared (Models.Prepare) is not checked again.
+		models = s.Models.With(model)
 		_ = models.Preflight(ctx, s.Tasks) // a name that does not parse errors every scenario in ForTask
 	}
-	var approval *task.Approval
-	if o.Approval != "" {
-		approval = &task.Approval{Mode: o.Approval}
-	}
+	tb := s.toolboxOptions() // the parts of every toolbox (see Toolbox)
 	return scenario.Options{
-		OutDir: o.OutDir, Catalog: s.Catalog, Approval: approval, Asker: s.Asker,
+		OutDir: o.OutDir, Catalog: tb.Catalog, Approval: tb.Approval, Asker: tb.Asker, Sandbox: tb.Sandbox,
 		MaxSteps: o.MaxSteps, Timeout: o.Timeout, KeepWorkspaces: o.KeepWorkspaces, CacheDir: s.CacheDir, CacheSkip: CacheSkip,
-		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge, Sandbox: s.Sandboxes.Get,
+		Model: models.ForTask, ModelName: models.Name, Judge: s.Models.Judge,
 		Engine: o.Engine, RunID: o.RunID, WorkspaceParent: o.WorkspaceParent, NoSync: o.NoSync, Prices: s.Prices,
 		Agent: o.Agent,
 	}

@@ -8,7 +8,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,16 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentrunner/runner/runner/merge"
-	"github.com/agentrunner/runner/runner/model"
-	"github.com/agentrunner/runner/runner/model/providers"
 	"github.com/agentrunner/runner/runner/model/textcall"
-	"github.com/agentrunner/runner/runner/scenario"
 	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/task"
 	"github.com/agentrunner/runner/tools"
@@ -121,159 +116,6 @@ func LoadTask(path string, reg *tools.Registry) (*task.Task, error) {
 	}
 	registerSecrets(t)
 	return t, nil
-}
-
-// Registry is the tool registry a scenario of t gets: reg plus the task's tools_defined
-// (scenario.Registry).
-func Registry(reg *tools.Registry, t *task.Task) (*tools.Registry, error) {
-	return scenario.Registry(reg, t)
-}
-
-// Models opens each task's model and remembers pre-flight failures, so a missing model
-// errors its scenarios instead of aborting the run.
-type Models struct {
-	// Override, when set, is the model of every task (--model).
-	Override string
-	open     providers.OpenOptions
-	mu       sync.Mutex
-	checks   map[string]*check
-}
-
-// check is one model's pre-flight check, running in the background: err is set before
-// done is closed.
-type check struct {
-	done chan struct{}
-	err  error
-}
-
-// NewModels returns a model set that opens models with open; override ("" for none)
-// replaces every task's model.
-func NewModels(override string, open providers.OpenOptions) *Models {
-	return &Models{Override: override, open: open, checks: map[string]*check{}}
-}
-
-// Name is the model a task runs on: the override, else the task's, else DefaultModel.
-func (m *Models) Name(t *task.Task) string {
-	switch {
-	case m.Override != "":
-		return m.Override
-	case t.Model != "":
-		return t.Model
-	}
-	return DefaultModel
-}
-
-// BadNameError is a model name that does not parse: a usage error, nothing should run.
-type BadNameError struct{ Err error }
-
-func (e *BadNameError) Error() string { return e.Err.Error() }
-func (e *BadNameError) Unwrap() error { return e.Err }
-
-// Preflight starts the check of every distinct model, once, in the background: a round
-// trip to the server that the scenarios' setup (transcript, workspace, setup commands)
-// need not wait for. A name that does not parse is a *BadNameError, found before
-// Preflight returns; a model that is unreachable or missing errors its scenarios later
-// (ForTask, or Ready before the agent starts), and the run goes on with the others.
-func (m *Models) Preflight(ctx context.Context, tasks []*task.Task) error {
-	names := map[string]bool{}
-	for _, t := range tasks {
-		names[m.Name(t)] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, name := range sorted {
-		mod, err := providers.Open(name, m.open)
-		if err != nil {
-			return &BadNameError{Err: err}
-		}
-		c := &check{done: make(chan struct{})}
-		m.mu.Lock()
-		m.checks[name] = c
-		m.mu.Unlock()
-		go func() {
-			defer close(c.done)
-			c.err = providers.Check(ctx, mod)
-		}()
-	}
-	return nil
-}
-
-// ForTask opens the model of t's run number repeat (from 1), or returns the error its pre-flight check found. While
-// the check still runs, the model it returns waits for it: in Ready, which the scenario
-// calls before the agent starts, and in Step.
-func (m *Models) ForTask(t *task.Task, repeat int) (model.Model, error) {
-	name := m.Name(t)
-	m.mu.Lock()
-	c := m.checks[name]
-	m.mu.Unlock()
-	pending := false
-	if c != nil {
-		select {
-		case <-c.done:
-			if c.err != nil {
-				return nil, c.err
-			}
-		default:
-			pending = true
-		}
-	}
-	o := m.open
-	o.Reference = ReferenceCalls(t)
-	o.Scenario, o.Repeat = t.Name, repeat
-	if o.ToolCallParser == "" { // --tool-call-parser wins over the task's
-		o.ToolCallParser = t.ToolCallParser
-	}
-	mod, err := providers.Open(name, o)
-	if err != nil || !pending {
-		return mod, err
-	}
-	return &checked{Model: mod, check: c}, nil
-}
-
-// checked is a model whose pre-flight check was still running when it was opened.
-type checked struct {
-	model.Model
-	check *check
-}
-
-// Ready waits for the model's pre-flight check and returns what it found.
-func (c *checked) Ready(ctx context.Context) error {
-	select {
-	case <-c.check.done:
-		return c.check.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Step sends the request once the check has passed.
-func (c *checked) Step(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := c.Ready(ctx); err != nil {
-		return nil, err
-	}
-	return c.Model.Step(ctx, req)
-}
-
-// Unwrap returns the model inside, for providers.Check and the other lookups.
-func (c *checked) Unwrap() model.Model { return c.Model }
-
-// Judge opens a judge assertion's model (PROVIDER:MODEL) with the run's streaming,
-// timeout and retries.
-func (m *Models) Judge(spec string) (model.Model, error) {
-	return providers.Open(spec, m.open)
-}
-
-// ReferenceCalls turns a task's reference solution into the calls the oracle plays.
-func ReferenceCalls(t *task.Task) []model.ToolCall {
-	calls := make([]model.ToolCall, 0, len(t.Reference))
-	for _, c := range t.Reference {
-		args, _ := json.Marshal(c.Args)
-		calls = append(calls, model.ToolCall{Name: c.Tool, Arguments: args})
-	}
-	return calls
 }
 
 type probe struct {

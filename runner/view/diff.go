@@ -3,6 +3,7 @@ package view
 import (
 	"strings"
 
+	"github.com/agentrunner/runner/runner/report/plaintext"
 	"github.com/agentrunner/runner/runner/result"
 )
 
@@ -34,7 +35,7 @@ func NewDiff(d result.FileDiff, limit int) Diff {
 		return out
 	}
 	for i, l := range strings.Split(strings.TrimSuffix(t.S, "\n"), "\n") {
-		out.Lines = append(out.Lines, DiffLine{Class: lineClass(i, l), Text: Clean(l)})
+		out.Lines = append(out.Lines, DiffLine{Class: lineClass(i, l), Text: plaintext.Clean(l)})
 	}
 	return out
 }

@@ -1,19 +1,19 @@
 package view
 
 import (
-	"bufio"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentrunner/runner/runner/report/plaintext"
 	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/runner/scrub"
 	"github.com/agentrunner/runner/runner/version"
 )
 
@@ -51,7 +51,7 @@ var funcs = template.FuncMap{
 		return a
 	},
 	"short":  func(s string) string { return Short(s, limitReason) },
-	"clean":  Clean,
+	"clean":  plaintext.Clean,
 	"dur":    Duration,
 	"bytes":  Bytes,
 	"tokens": func(u result.Usage) int { return u.PromptTokens + u.CompletionTokens },
@@ -62,7 +62,7 @@ var funcs = template.FuncMap{
 	"css":    func() template.CSS { return template.CSS(styleCSS) },
 	"js":     func() template.JS { return template.JS(filterJS) },
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"lower":  func(s string) string { return strings.ToLower(Clean(s)) },
+	"lower":  func(s string) string { return strings.ToLower(plaintext.Clean(s)) },
 	"deref":  func(f *float64) float64 { return *f },
 	"diff":   func(d result.FileDiff) Diff { return NewDiff(d, limitText) },
 	"change": statusClass,
@@ -118,8 +118,8 @@ var filterValue = strings.NewReplacer("%", "%25", " ", "%20", "\t", "%09", "\n",
 // one model's (and agent's: "" for runner's own loop) runs of one scenario, each matched
 // exactly (see filter.js): bench.html's grid cells link so.
 func FilterLink(model, agent, scenario string) string {
-	// Cleaned as the index's data-model, data-agent and data-scenario are (see Clean).
-	q := "model=" + filterValue.Replace(Clean(model)) + " agent=" + filterValue.Replace(Clean(agent)) + " name=" + filterValue.Replace(Clean(scenario))
+	// Cleaned as the index's data-model, data-agent and data-scenario are (see plaintext.Clean).
+	q := "model=" + filterValue.Replace(plaintext.Clean(model)) + " agent=" + filterValue.Replace(plaintext.Clean(agent)) + " name=" + filterValue.Replace(plaintext.Clean(scenario))
 	// ':' escaped too: before any '/', html/template would read it as a scheme.
 	return Page + "#q=" + strings.ReplaceAll(url.PathEscape(q), ":", "%3A")
 }
@@ -182,27 +182,11 @@ func absOr(p string) string {
 	return p
 }
 
-// writeFile writes path through a temporary file, so a page being read is never half
-// written.
+// writeFile writes path through a temporary file (scrub.Output), so a page being read
+// is never half written, and no secret this process knows reaches it (a result file
+// written by an older runner may hold one).
 func writeFile(path string, render func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("view: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = render(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp) // the error above is the one returned
+	if err := (scrub.Output{}).Replace(path, render); err != nil {
 		return fmt.Errorf("view: %s: %w", path, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentrunner/runner/runner/report/plaintext"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 )
@@ -40,8 +41,8 @@ func (p palette) status(s result.Status) string {
 func WriteList(w io.Writer, entries []Entry, colour bool) error {
 	p := colours(colour)
 	for _, e := range entries {
-		line := fmt.Sprintf("%s %s%s%s  %s  %d steps  %s", p.status(e.Status), p.bold, Clean(e.DisplayName()), p.reset,
-			Clean(e.Model), e.Steps, Duration(result.Millis(e.Duration.Duration())))
+		line := fmt.Sprintf("%s %s%s%s  %s  %d steps  %s", p.status(e.Status), p.bold, plaintext.Clean(e.DisplayName()), p.reset,
+			plaintext.Clean(e.Model), e.Steps, Duration(result.Millis(e.Duration.Duration())))
 		if e.Reason != "" {
 			line += "  " + p.dim + Short(e.Reason, 100) + p.reset
 		}
@@ -85,8 +86,8 @@ func (t *storyText) line(format string, a ...any) { fmt.Fprintf(&t.b, format+"\n
 // header: the verdict, where the scenario is, how it stopped and what it cost, and why.
 func (t *storyText) header(st *Story) {
 	p := t.p
-	t.line("%s %s%s%s  (%s)", p.status(st.Status), p.bold, Clean(st.DisplayName()), p.reset, Clean(st.Model))
-	loc := Clean(st.File)
+	t.line("%s %s%s%s  (%s)", p.status(st.Status), p.bold, plaintext.Clean(st.DisplayName()), p.reset, plaintext.Clean(st.Model))
+	loc := plaintext.Clean(st.File)
 	if st.Line > 0 {
 		loc += fmt.Sprintf(":%d", st.Line)
 	}
@@ -97,10 +98,10 @@ func (t *storyText) header(st *Story) {
 	t.line("%s%s · stopped: %s · %d steps · %s · %d tokens%s%s", p.dim, loc, st.Stop, st.Steps, TimeBreakdown(st.Scenario),
 		st.Usage.PromptTokens+st.Usage.CompletionTokens, cost, p.reset)
 	if st.Reason != "" {
-		t.line("%sreason:%s %s", p.bold, p.reset, indent(Clean(st.Reason), "  ", 20))
+		t.line("%sreason:%s %s", p.bold, p.reset, indent(plaintext.Clean(st.Reason), "  ", 20))
 	}
 	if st.Problem != "" {
-		t.line("%stranscript: %s%s", p.yellow, Clean(st.Problem), p.reset)
+		t.line("%stranscript: %s%s", p.yellow, plaintext.Clean(st.Problem), p.reset)
 	}
 }
 
@@ -122,13 +123,13 @@ func (t *storyText) assertions(as []result.Assertion) {
 		if a.Line > 0 {
 			at = fmt.Sprintf(" %s(line %d)%s", p.dim, a.Line, p.reset)
 		}
-		t.line("  %s %s: %s%s", mark, a.Kind, indent(Clean(a.Message), "      ", 10), at)
+		t.line("  %s %s: %s%s", mark, a.Kind, indent(plaintext.Clean(a.Message), "      ", 10), at)
 		if a.Judge != nil {
-			t.line("      judge %s: score %.2f (at least %.2f): %s", Clean(a.Judge.Model), a.Judge.Score, a.Judge.MinScore, Short(a.Judge.Reasoning, 300))
+			t.line("      judge %s: score %.2f (at least %.2f): %s", plaintext.Clean(a.Judge.Model), a.Judge.Score, a.Judge.MinScore, Short(a.Judge.Reasoning, 300))
 		}
 		for _, tc := range a.Tests {
 			if tc.Status == result.TestFailed || tc.Status == result.TestError {
-				t.line("      %s✗%s %s %s", p.red, p.reset, Clean(tc.Name), Short(tc.Message, 120))
+				t.line("      %s✗%s %s %s", p.red, p.reset, plaintext.Clean(tc.Name), Short(tc.Message, 120))
 			}
 		}
 	}
@@ -141,9 +142,9 @@ func (t *storyText) prompt(start *transcript.Start) {
 	}
 	p := t.p
 	t.line("\n%sprompt%s", p.bold, p.reset)
-	t.line("  %s", indent(Clean(strings.TrimSpace(start.Prompt)), "  ", 20))
+	t.line("  %s", indent(plaintext.Clean(strings.TrimSpace(start.Prompt)), "  ", 20))
 	for _, wr := range start.Warnings {
-		t.line("  %swarning: %s%s", p.yellow, Clean(wr), p.reset)
+		t.line("  %swarning: %s%s", p.yellow, plaintext.Clean(wr), p.reset)
 	}
 }
 
@@ -154,13 +155,13 @@ func (t *storyText) agent(a *transcript.Agent) {
 	}
 	p := t.p
 	cmd, forwarded := AgentCommand(a.Argv)
-	t.line("\n%sagent%s %s", p.bold, p.reset, Clean(a.Kind))
-	t.line("  %s", indent(Clean(cmd), "  ", showArgLines))
+	t.line("\n%sagent%s %s", p.bold, p.reset, plaintext.Clean(a.Kind))
+	t.line("  %s", indent(plaintext.Clean(cmd), "  ", showArgLines))
 	via := ""
 	if forwarded {
 		via = " (through runner's forwarder)"
 	}
-	t.line("  %sprotocol %s, runner's endpoint %s%s%s", p.dim, Clean(orDash(a.Protocol)), Clean(a.Endpoint), via, p.reset)
+	t.line("  %sprotocol %s, runner's endpoint %s%s%s", p.dim, plaintext.Clean(orDash(a.Protocol)), plaintext.Clean(a.Endpoint), via, p.reset)
 }
 
 // agentEnd: how an external agent ended, and the tail of its output.
@@ -178,7 +179,7 @@ func (t *storyText) agentEnd(a *transcript.Agent) {
 	}
 	t.line("\n%sagent exited%s with code %d: %s", p.bold, p.reset, a.ExitCode, how)
 	if a.Reason != "" {
-		t.line("  %s", indent(Clean(a.Reason), "  ", showArgLines))
+		t.line("  %s", indent(plaintext.Clean(a.Reason), "  ", showArgLines))
 	}
 	if out := strings.TrimRight(a.Output, "\n"); out != "" {
 		lines := strings.Split(out, "\n")
@@ -186,7 +187,7 @@ func (t *storyText) agentEnd(a *transcript.Agent) {
 			lines = lines[len(lines)-showOutputLines:] // the end says how it ended
 			t.line("  %s… (the tail of its output)%s", p.dim, p.reset)
 		}
-		t.line("  %s%s%s", p.dim, indent(Clean(strings.Join(lines, "\n")), "  ", showOutputLines), p.reset)
+		t.line("  %s%s%s", p.dim, indent(plaintext.Clean(strings.Join(lines, "\n")), "  ", showOutputLines), p.reset)
 	}
 }
 
@@ -213,13 +214,13 @@ func (t *storyText) step(s *Step) {
 		if len(r.Tools) > 0 {
 			names := make([]string, len(r.Tools))
 			for i, n := range r.Tools {
-				names[i] = Clean(n)
+				names[i] = plaintext.Clean(n)
 			}
 			t.line("  %stools offered: %s%s", p.dim, Short(strings.Join(names, ", "), 300), p.reset)
 		}
 		for _, m := range r.Sent {
 			if m.Content != "" { // an external agent's own system prompt and user turns
-				t.line("  %ssent (%s, %s):%s %s", p.dim, Clean(m.Role), Bytes(m.Bytes), p.reset, indent(Clean(strings.TrimSpace(m.Content)), "    ", showArgLines))
+				t.line("  %ssent (%s, %s):%s %s", p.dim, plaintext.Clean(m.Role), Bytes(m.Bytes), p.reset, indent(plaintext.Clean(strings.TrimSpace(m.Content)), "    ", showArgLines))
 			}
 		}
 	}
@@ -230,13 +231,13 @@ func (t *storyText) step(s *Step) {
 		t.line("  %smodel error: %s%s", p.red, Short(s.ModelErr.Error, 300), p.reset)
 	}
 	if s.Response != nil && strings.TrimSpace(s.Response.Content) != "" {
-		t.line("  %s", indent(Clean(strings.TrimSpace(s.Response.Content)), "  ", showOutputLines))
+		t.line("  %s", indent(plaintext.Clean(strings.TrimSpace(s.Response.Content)), "  ", showOutputLines))
 	}
 	for _, c := range s.Calls {
 		t.call(c)
 	}
 	for _, c := range s.Unanswered() {
-		t.line("  %s→ %s%s %s(no result came back)%s", p.bold, Clean(c.Name), p.reset, p.dim, p.reset)
+		t.line("  %s→ %s%s %s(no result came back)%s", p.bold, plaintext.Clean(c.Name), p.reset, p.dim, p.reset)
 		t.args(c.Arguments)
 	}
 	if s.Reminder != "" {
@@ -253,9 +254,9 @@ func (t *storyText) call(c *Call) {
 	verdict := ""
 	if c.Decision != nil {
 		if c.Decision.Decision.Allowed {
-			verdict = p.dim + " allowed by " + Clean(c.Decision.Decision.By) + p.reset
+			verdict = p.dim + " allowed by " + plaintext.Clean(c.Decision.Decision.By) + p.reset
 		} else {
-			verdict = p.red + " denied by " + Clean(c.Decision.Decision.By) + p.reset
+			verdict = p.red + " denied by " + plaintext.Clean(c.Decision.Decision.By) + p.reset
 		}
 	}
 	ok := p.green + "ok" + p.reset
@@ -265,10 +266,10 @@ func (t *storyText) call(c *Call) {
 			ok = p.red + string(c.Result.Error.Code) + p.reset
 		}
 	}
-	t.line("  %s→ %s%s%s %s %s", p.bold, Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
+	t.line("  %s→ %s%s%s %s %s", p.bold, plaintext.Clean(c.Name), p.reset, verdict, Duration(c.Duration), ok)
 	t.args(c.Args)
 	if out := strings.TrimRight(c.Result.Output, "\n"); out != "" {
-		t.line("    %s%s%s", p.dim, indent(Clean(out), "    ", showOutputLines), p.reset)
+		t.line("    %s%s%s", p.dim, indent(plaintext.Clean(out), "    ", showOutputLines), p.reset)
 	}
 }
 
@@ -277,11 +278,11 @@ func (t *storyText) args(raw []byte) {
 	p := t.p
 	if args, isObj := Args(raw); isObj {
 		for _, a := range args {
-			t.line("    %s%s:%s %s", p.dim, Clean(a.Key), p.reset, indent(Clean(a.Value), "      ", showArgLines))
+			t.line("    %s%s:%s %s", p.dim, plaintext.Clean(a.Key), p.reset, indent(plaintext.Clean(a.Value), "      ", showArgLines))
 		}
 		return
 	}
-	t.line("    %s", indent(Clean(PrettyJSON(raw)), "    ", showArgLines))
+	t.line("    %s", indent(plaintext.Clean(PrettyJSON(raw)), "    ", showArgLines))
 }
 
 // files: what the agent created, changed and deleted.
@@ -292,13 +293,13 @@ func (t *storyText) files(f *result.FileChanges) {
 	p := t.p
 	t.line("\n%sfiles%s", p.bold, p.reset)
 	for _, x := range f.Created {
-		t.line("  %s+ %s%s", p.green, Clean(x), p.reset)
+		t.line("  %s+ %s%s", p.green, plaintext.Clean(x), p.reset)
 	}
 	for _, x := range f.Changed {
-		t.line("  %s~ %s%s", p.yellow, Clean(x), p.reset)
+		t.line("  %s~ %s%s", p.yellow, plaintext.Clean(x), p.reset)
 	}
 	for _, x := range f.Deleted {
-		t.line("  %s- %s%s", p.red, Clean(x), p.reset)
+		t.line("  %s- %s%s", p.red, plaintext.Clean(x), p.reset)
 	}
 }
 
@@ -331,11 +332,11 @@ const maxShownDiffLines = 200
 func showDiffs(line func(string, ...any), p palette, d *result.Diffs) {
 	line("\n%sdiffs%s", p.bold, p.reset)
 	if d.Note != "" {
-		line("  %s%s%s", p.dim, Clean(d.Note), p.reset)
+		line("  %s%s%s", p.dim, plaintext.Clean(d.Note), p.reset)
 	}
 	for _, f := range d.Files {
 		if f.Diff == "" {
-			line("  %s%s%s: no diff: %s", p.dim, Clean(f.Path), p.reset, Clean(f.Skipped))
+			line("  %s%s%s: no diff: %s", p.dim, plaintext.Clean(f.Path), p.reset, plaintext.Clean(f.Skipped))
 			continue
 		}
 		lines := strings.Split(strings.TrimSuffix(f.Diff, "\n"), "\n")
@@ -353,7 +354,7 @@ func showDiffs(line func(string, ...any), p palette, d *result.Diffs) {
 			case "hunk", "head":
 				colour = p.dim
 			}
-			line("  %s%s%s", colour, cutLine(Clean(l), 400), p.reset)
+			line("  %s%s%s", colour, cutLine(plaintext.Clean(l), 400), p.reset)
 		}
 		if more > 0 || f.Truncated {
 			line("  %s… more in changes.json%s", p.dim, p.reset)

@@ -6,64 +6,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrunner/runner/runner/report/plaintext"
 	"github.com/agentrunner/runner/runner/result"
 )
-
-// Clean makes agent-produced text displayable: invalid UTF-8 becomes U+FFFD and control
-// characters other than tab and newline (terminal escapes included) become visible
-// escapes such as \x1b, so binary output can neither break a page nor drive a terminal.
-// Markup is left to the caller's escaping (html/template).
-func Clean(s string) string {
-	if clean(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError)
-		case r == '\t' || r == '\n':
-			b.WriteRune(r)
-		case r == '\r':
-			if i+1 < len(s) && s[i+1] == '\n' {
-				break // CRLF reads as a newline
-			}
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			// C1 controls, line separators and bidirectional overrides (which can make
-			// text read differently from what it is) are shown as escapes.
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-func clean(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c >= 0x80 {
-			return cleanSlow(s)
-		}
-	}
-	return true
-}
-
-func cleanSlow(s string) bool {
-	for _, r := range s {
-		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f || r == utf8.RuneError ||
-			r == 0x2028 || r == 0x2029 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
-			return false
-		}
-	}
-	return true
-}
 
 // Text is a piece of agent- or task-controlled text prepared for a page: cleaned, cut
 // to a display limit, with its size for the folded summary.
@@ -108,13 +53,13 @@ func NewText(s string, limit int) Text {
 		t.Cut = len(s) - cut
 		s = s[:cut]
 	}
-	t.S = Clean(s)
+	t.S = plaintext.Clean(s)
 	return t
 }
 
 // Short is s on one line, at most n runes, with an ellipsis when cut.
 func Short(s string, n int) string {
-	s = strings.Join(strings.Fields(Clean(s)), " ")
+	s = strings.Join(strings.Fields(plaintext.Clean(s)), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

@@ -205,13 +205,6 @@ func TestTenMegabyteResult(t *testing.T) {
 	assert.Check(t, is.Contains(string(b), "10.5 MB"), "the result's full size is shown")
 }
 
-// TestBinaryOutputIsReadable: bytes that are not UTF-8 become U+FFFD, controls escapes.
-func TestBinaryOutputIsReadable(t *testing.T) {
-	assert.Equal(t, Clean("a\x00b\x1b[2Jc\xffd\r\n\te"), `a\x00b\x1b[2Jc`+"\uFFFD"+"d\n\te")
-	assert.Equal(t, Clean("plain text\nok"), "plain text\nok")
-	assert.Equal(t, Clean("é\u202e"), `é\u202e`)
-}
-
 // TestFailuresFirst: the index lists failed, then errored, then passed scenarios, each
 // group in run order.
 func TestFailuresFirst(t *testing.T) {

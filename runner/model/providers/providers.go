@@ -140,9 +140,17 @@ func openCassette(dir string, getenv func(string) string) (*replay.Cassette, err
 		return nil, err
 	}
 	if len(c.Models()) == 0 {
-		return nil, fmt.Errorf("cassette %s holds no recordings (no %s; record one with --record %s)", dir, replay.IndexFile, dir)
+		return nil, &EmptyCassetteError{Dir: dir}
 	}
 	return c, nil
+}
+
+// EmptyCassetteError: a cassette to play holds no recordings (no index file). The
+// command line says how to record one.
+type EmptyCassetteError struct{ Dir string }
+
+func (e *EmptyCassetteError) Error() string {
+	return fmt.Sprintf("cassette %s holds no recordings (no %s)", e.Dir, replay.IndexFile)
 }
 
 // Checker is a model with a pre-flight check (Ollama: the model is pulled and has tools).

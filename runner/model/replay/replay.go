@@ -154,7 +154,7 @@ func (e *MissError) Error() string {
 		if e.Model != "" {
 			fmt.Fprintf(&b, " of model %s", e.Model)
 		}
-		b.WriteString(" (record them with --record)")
+		b.WriteString(" (record them first)")
 		return b.String()
 	}
 	fmt.Fprintf(&b, ": %s; nearest recording %s", e.Diff, filepath.Join(e.Dir, e.Nearest))
