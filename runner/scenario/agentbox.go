@@ -108,15 +108,20 @@ func staticELF(name string) error {
 	return nil
 }
 
-// containerProgram finds the kind's program on the PATH of the task's container, as
-// its shell would (command -v): an installed agent lives in the image, as in Harbor and
+// lookScript prints the first executable file $1 in an absolute directory of the
+// container's PATH, as kinds.Find looks on the host. (Not command -v: busybox's sh
+// answers a bare name for its own applets.)
+const lookScript = `IFS=:; for d in $PATH; do case $d in /*) [ -f "$d/$1" ] && [ -x "$d/$1" ] && { echo "$d/$1"; exit 0; };; esac; done; exit 1`
+
+// containerProgram finds the kind's program on the PATH of the task's container (the
+// image's, or the task's env:): an installed agent lives in the image, as in Harbor and
 // Terminal-Bench; the host's PATH and $RUNNER_AGENTS_DIR are not looked at.
 func containerProgram(ctx context.Context, aw *tools.Workspace, k kinds.Kind) (string, error) {
 	if strings.Contains(k.Program, "/") {
 		return k.Program, nil
 	}
 	// The rows' program names are plain words (sh, claude, codex): nothing to quote.
-	res, err := toolexec.RunShell(ctx, aw, "command -v "+k.Program, lookTimeout)
+	res, err := toolexec.RunShell(ctx, aw, "set -- "+k.Program+"; "+lookScript, lookTimeout)
 	if err != nil {
 		return "", fmt.Errorf("look for %s in the container: %w", k.Program, err)
 	}
