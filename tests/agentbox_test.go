@@ -61,7 +61,8 @@ const inBusybox = "environment: {image: " + containertest.BaseImage + "}\ntimeou
 // right answer passes, the wrong one fails. The attack: with the provider's key in
 // runner's environment, an agent that searches its whole view in the container (its
 // environment, /proc, every file) finds nothing; the control, the same search with the
-// key in the task's env:, finds it. No container is left behind.
+// key in the task's env:, finds it. With verify.fresh_container the checks run in a new
+// container without the agent's mounts. No container is left behind.
 func TestCommandAgentInAContainer(t *testing.T) {
 	t.Parallel()
 	e := containertest.Engine(t)
@@ -75,8 +76,11 @@ func TestCommandAgentInAContainer(t *testing.T) {
 	answer := "agent: {command: sh $TASK_DIR/agent.sh}\n" + inBusybox + "assert:\n  - file_contains: {path: answer.txt, text: hello}\n"
 	grep := "env: {K1: " + half1 + ", K2: " + half2 + "}\n" + inBusybox + "agent: {command: '" + keyGrep + "'}\nassert:\n  - file_absent: leak.txt\n"
 	dir := containerAgentSuite(t, map[string]string{
-		"right":   "prompt: RIGHT say hello\n" + answer,
-		"wrong":   "prompt: WRONG say hello\n" + answer,
+		"right": "prompt: RIGHT say hello\n" + answer,
+		"wrong": "prompt: WRONG say hello\n" + answer,
+		// Verification in a new container of the image, without the endpoint's mounts.
+		"fresh": "prompt: RIGHT say hello, fresh\n" + answer + "  - command: {run: '! test -e /.runner-agent'}\n" +
+			"verify: {fresh_container: true}\n",
 		"grep":    "prompt: go\n" + grep,
 		"control": "prompt: go\n" + strings.Replace(grep, "env: {", "env: {LEAKED: "+half1+half2+", ", 1),
 	})
@@ -90,6 +94,8 @@ func TestCommandAgentInAContainer(t *testing.T) {
 	assert.Equal(t, right.Stop, result.StopCompleted)
 	assert.Equal(t, right.Steps, 1)
 	assert.Equal(t, right.Sandbox, e.Name())
+	fresh := readResult(t, filepath.Join(out, "fresh", "result.json"))
+	assert.Equal(t, fresh.Status, result.Passed, fresh.Reason)
 	wrong := readResult(t, filepath.Join(out, "wrong", "result.json"))
 	assert.Equal(t, wrong.Status, result.Failed)
 	assert.Check(t, is.Contains(wrong.Reason, "file_contains"))
