@@ -78,6 +78,9 @@ func TestCommandAgentInAContainer(t *testing.T) {
 	dir := containerAgentSuite(t, map[string]string{
 		"right": "prompt: RIGHT say hello\n" + answer,
 		"wrong": "prompt: WRONG say hello\n" + answer,
+		// Another user than runner's in the container reaches the endpoint and its files.
+		"asuser": "prompt: RIGHT say hello, as user 1000\n" + strings.Replace(answer, "}\ntimeout", ", user: \"1000:1000\"}\ntimeout", 1) +
+			"  - command: {run: 'test \"$(stat -c %u answer.txt)\" = 1000'}\n",
 		// Verification in a new container of the image, without the endpoint's mounts.
 		"fresh": "prompt: RIGHT say hello, fresh\n" + answer + "  - command: {run: '! test -e /.runner-agent'}\n" +
 			"verify: {fresh_container: true}\n",
@@ -94,6 +97,8 @@ func TestCommandAgentInAContainer(t *testing.T) {
 	assert.Equal(t, right.Stop, result.StopCompleted)
 	assert.Equal(t, right.Steps, 1)
 	assert.Equal(t, right.Sandbox, e.Name())
+	asUser := readResult(t, filepath.Join(out, "asuser", "result.json"))
+	assert.Equal(t, asUser.Status, result.Passed, asUser.Reason)
 	fresh := readResult(t, filepath.Join(out, "fresh", "result.json"))
 	assert.Equal(t, fresh.Status, result.Passed, fresh.Reason)
 	wrong := readResult(t, filepath.Join(out, "wrong", "result.json"))
