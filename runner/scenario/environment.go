@@ -38,9 +38,10 @@ var runID = sync.OnceValue(container.NewRunID)
 
 // startEnvironment builds the task's image if it has a Dockerfile (cached by content),
 // under prepCtx (no scenario timeout), and starts its container under ctx with the
-// workspace dir mounted at the workdir. A missing engine, a failed build or start is an
-// error carrying the engine's message: a scenario error.
-func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*container.Container, string, error) {
+// workspace dir mounted at the workdir, and mounts (an external agent's) bound read-only.
+// A missing engine, a failed build or start is an error carrying the engine's message: a
+// scenario error.
+func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string, mounts []container.Mount) (*container.Container, string, error) {
 	env := r.t.Environment
 	e, err := findEngine(r.opts.Engine)
 	if err != nil {
@@ -63,7 +64,9 @@ func (r *runState) startEnvironment(prepCtx, ctx context.Context, dir string) (*
 		return nil, "", fmt.Errorf("image files: %w", err)
 	}
 	began = time.Now()
-	c, err := e.Start(ctx, r.containerConfig(image, dir))
+	cfg := r.containerConfig(image, dir)
+	cfg.Mounts = mounts // the agent's alone: verification's container gets none
+	c, err := e.Start(ctx, cfg)
 	if err != nil {
 		return nil, "", err
 	}

@@ -69,19 +69,16 @@ func (r *runState) agentKind() (kinds.Kind, error) {
 // deadline or an interrupt ends it, or its request past max_steps was refused. The
 // outcome is the endpoint's (steps, usage, calls), its stop how the program ended.
 func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
-	if p.env != nil {
-		return acted{err: fmt.Errorf("agent %s: an external agent cannot run in an environment: container yet (runner's endpoint does not reach into it)", k.Name)}
-	}
 	aw, program, err := r.agentView(p, k)
 	if err != nil {
 		return acted{err: err}
 	}
-	srv, err := endpoint.New(endpoint.Config{Model: p.model, Options: r.t.ModelOptions, MaxSteps: p.maxSteps, Record: r, Workdir: p.ws.Dir(), Now: r.now})
+	srv, err := endpoint.New(endpoint.Config{Model: p.model, Options: r.t.ModelOptions, MaxSteps: p.maxSteps, Record: r, Workdir: agentWorkdir(p), Now: r.now})
 	if err != nil {
 		return acted{err: err}
 	}
 	inv := kinds.Invocation{Prompt: r.t.Prompt, System: r.t.System, Model: p.model.Name(), ModelID: kinds.ModelID(p.model.Name()),
-		Command: r.t.Agent.Command, Workdir: p.ws.Dir(), MaxSteps: p.maxSteps}
+		Command: r.t.Agent.Command, Workdir: agentWorkdir(p), MaxSteps: p.maxSteps}
 	// The arguments are built once the endpoint's address is known: Codex takes it only there.
 	l, base, argv, cleanup, err := listen(p, aw, func(base string) []string {
 		inv.BaseURL = base
@@ -95,7 +92,7 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 	defer func() { _ = srv.Close() }()
 
 	_ = r.record(0, transcript.Agent{Kind: k.Name, Argv: argv, Protocol: string(k.Protocol), Endpoint: base})
-	proc, err := toolexec.Start(p.ctx, aw, p.ws.Dir(), argv, r.agentEnv(k, inv, base, srv.Token()))
+	proc, err := toolexec.Start(p.ctx, aw, p.ws.Dir(), argv, r.agentEnv(p, k, inv, base, srv.Token()))
 	if err != nil {
 		return acted{err: fmt.Errorf("agent %s: %w", k.Name, err)}
 	}
@@ -117,6 +114,13 @@ func (r *runState) runExternal(p *prepared, k kinds.Kind) acted {
 // then in $RUNNER_AGENTS_DIR.
 func (r *runState) agentView(p *prepared, k kinds.Kind) (*tools.Workspace, string, error) {
 	aw := p.ws.View()
+	if p.box != nil { // in the container: its files are bound in at its start (agentBox)
+		program, err := containerProgram(p.ctx, aw, k)
+		if err != nil {
+			return nil, "", fmt.Errorf("agent %s: %w", k.Name, err)
+		}
+		return aw, program, nil
+	}
 	pathEnv := ""
 	for _, kv := range toolexec.WorkspaceEnv(aw, nil) {
 		if len(kv) > 5 && kv[:5] == "PATH=" {
@@ -137,7 +141,7 @@ func (r *runState) agentView(p *prepared, k kinds.Kind) (*tools.Workspace, strin
 
 // agentEnv is the program's environment: the prompt and model, runner's endpoint as
 // both protocols' base URL with the per-run token as their keys, and the kind's own.
-func (r *runState) agentEnv(k kinds.Kind, inv kinds.Invocation, base, token string) map[string]string {
+func (r *runState) agentEnv(p *prepared, k kinds.Kind, inv kinds.Invocation, base, token string) map[string]string {
 	env := map[string]string{
 		EnvPrompt: r.t.Prompt, EnvModel: inv.Model,
 		"OPENAI_BASE_URL": base + "/v1", "ANTHROPIC_BASE_URL": base,
@@ -145,6 +149,9 @@ func (r *runState) agentEnv(k kinds.Kind, inv kinds.Invocation, base, token stri
 	}
 	if r.t.Agent.Dir != "" && k.Name == kinds.NameCommand {
 		env["TASK_DIR"] = r.t.Agent.Dir // only the files above are there
+		if p.box != nil {
+			env["TASK_DIR"] = boxTaskDir
+		}
 	}
 	if k.Env != nil {
 		for name, v := range k.Env(inv) {
@@ -180,6 +187,14 @@ func (r *runState) waitProgram(p *prepared, k kinds.Kind, proc *toolexec.Process
 	return stdout, killed
 }
 
+// agentWorkdir is the workspace's path as the agent's program sees it.
+func agentWorkdir(p *prepared) string {
+	if p.env != nil {
+		return p.env.Workdir()
+	}
+	return p.ws.Dir()
+}
+
 // externalOutcome is the endpoint's outcome with its stop: how the program ended.
 func (r *runState) externalOutcome(p *prepared, out agent.Outcome, verdict kinds.Verdict) agent.Outcome {
 	switch {
@@ -207,6 +222,13 @@ func (r *runState) externalOutcome(p *prepared, out agent.Outcome, verdict kinds
 // confined agent may connect to (tools.Workspace.EndpointPort). It returns the base URL
 // the agent uses and the argv to run, argvFor(that base URL).
 func listen(p *prepared, aw *tools.Workspace, argvFor func(base string) []string) (net.Listener, string, []string, func(), error) {
+	if p.box != nil { // the task's container: the same forwarder, bound in at its start
+		base := "http://" + forwardAddr
+		return p.box.l, base, forward.Argv(boxRunner, boxSocket, forwardAddr, argvFor(base)), func() {}, nil
+	}
+	if p.env != nil {
+		return nil, "", nil, nil, errors.New("the task's container was started without the endpoint's forwarder")
+	}
 	if p.sandbox != nil && p.sandbox.Name() == confinement.ModeBwrap && !aw.Network {
 		self, err := os.Executable()
 		if err != nil {

@@ -44,6 +44,7 @@ type prepared struct {
 	dir          string
 	ws           *tools.Workspace
 	env          *container.Container // the task's container, nil without environment:
+	box          *agentBox            // the endpoint's way into env for an external agent
 	manifest     *workspace.Manifest
 	// imageID is the image env started from, by id (verify.fresh_container only).
 	imageID string
@@ -186,8 +187,16 @@ func (r *runState) prepareWorkspace(p *prepared) error {
 	p.ctx = ctx
 	p.onClose(cancel)
 	if t.Environment != nil {
+		var mounts []container.Mount
+		if !p.agent.Builtin { // its way to the endpoint is bound in when the container starts
+			if p.box, err = r.openAgentBox(); err != nil {
+				return fmt.Errorf("agent %s: %w", p.agent.Name, err)
+			}
+			p.onClose(p.box.close)
+			mounts = p.box.mounts
+		}
 		// only Ctrl-C stops the build (p.parent); the start is under the timeout
-		if p.env, p.imageID, err = r.startEnvironment(p.parent, ctx, dir); err != nil {
+		if p.env, p.imageID, err = r.startEnvironment(p.parent, ctx, dir, mounts); err != nil {
 			return fmt.Errorf("environment: %w", err)
 		}
 		env := p.env

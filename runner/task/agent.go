@@ -71,14 +71,10 @@ func (l *loader) agent(n ast.Node, field string) {
 	}
 }
 
-// checkAgent refuses what an external agent cannot run in yet: a task's container, whose
-// network cannot reach runner's endpoint (see SECURITY.md).
+// checkAgent warns at the keys an external agent does not use.
 func (l *loader) checkAgent() {
 	if l.agentAt == nil || !l.t.Agent.External() {
 		return
-	}
-	if l.t.Environment != nil {
-		l.d.fail(l.agentAt, "agent", "an external agent (%s) cannot run in an environment: container yet: runner's endpoint does not reach into it; drop environment: or use the runner agent", l.t.Agent.Kind)
 	}
 	for _, key := range loopOnlyKeys {
 		if n := l.keyNodes[key]; n != nil {

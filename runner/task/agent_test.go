@@ -35,13 +35,20 @@ func TestAgentKeyErrorsArePositioned(t *testing.T) {
 		{"command of another kind", "agent: {kind: runner, command: x}\n", "t.yaml:2:32: agent.command: only the command agent takes a command, not runner"},
 		{"a list", "agent: [runner]\n", "t.yaml:2:8: agent: expected an agent"},
 		{"unknown key", "agent: {comand: x}\n", `t.yaml:2:9: agent.comand: unknown field`},
-		{"in a container", "agent: {command: x}\nenvironment: {image: alpine}\n", "t.yaml:2:8: agent: an external agent (command) cannot run in an environment: container yet"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(writeTask(t, "t.yaml", "prompt: go\n"+c.yaml), testOptions())
 			assert.ErrorContains(t, err, c.want)
 		})
 	}
+}
+
+// An external agent runs in the task's container as elsewhere: no load error.
+func TestExternalAgentInAContainerLoads(t *testing.T) {
+	got, err := Load(writeTask(t, "t.yaml", "prompt: go\nagent: {command: x}\nenvironment: {image: alpine}\n"), testOptions())
+	assert.NilError(t, err)
+	assert.Equal(t, got.Agent.Kind, "command")
+	assert.Equal(t, got.Environment.Image, "alpine")
 }
 
 // An external agent's tools are its own: tool_called names them as the endpoint sees

@@ -44,6 +44,9 @@ func Start(ctx context.Context, ws *tools.Workspace, dir string, argv []string, 
 	}
 	cmdEnv, mark := marked(ws, WorkspaceEnv(ws, env))
 	path, err := lookPath(argv[0], cmdEnv)
+	if r, ok := ws.Sandbox.(Remote); ok && r.Remote() {
+		path, err = argv[0], nil // found on the container's PATH, not the host's
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}

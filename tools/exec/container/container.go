@@ -37,6 +37,27 @@ type Config struct {
 	// RunID labels the container (LabelRun); Scenario labels it runner.scenario.
 	RunID    string
 	Scenario string
+	// Mounts are host files or directories bound read-only into the container besides the
+	// workspace (an external agent's way to runner's endpoint); they are decided at start.
+	Mounts []Mount
+}
+
+// Mount binds the host path Host read-only at Path inside the container.
+type Mount struct {
+	Host, Path string
+}
+
+// mountArg is m as -v's value: read-only, and on podman nosuid,nodev as the workspace's.
+// A path holding a colon or comma cannot be said in -v's syntax.
+func (e *Engine) mountArg(m Mount) (string, error) {
+	if strings.ContainsAny(m.Host, ":,") || strings.ContainsAny(m.Path, ":,") || !path.IsAbs(m.Path) {
+		return "", fmt.Errorf("cannot bind %s at %s into the container: a colon or comma in the path, or a relative target", m.Host, m.Path)
+	}
+	opts := ":ro"
+	if e.Flavor == "podman" {
+		opts += ",nosuid,nodev"
+	}
+	return m.Host + ":" + m.Path + opts, nil
 }
 
 // DefaultWorkdir is where the workspace is mounted when a task names no workdir.
@@ -97,7 +118,15 @@ func (e *Engine) Start(ctx context.Context, cfg Config) (*Container, error) {
 		// in the workspace works on the host. (Docker's -v has no such options.)
 		mount += ":nosuid,nodev"
 	}
-	args = append(args, "-v", mount, "-w", cfg.Workdir,
+	args = append(args, "-v", mount)
+	for _, m := range cfg.Mounts {
+		arg, err := e.mountArg(m)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-v", arg)
+	}
+	args = append(args, "-w", cfg.Workdir,
 		"--entrypoint", "/bin/sh", cfg.Image, "-c", idle)
 	out, err := e.command(ctx, nil, args...)
 	id := strings.TrimSpace(out)
@@ -170,7 +199,9 @@ func (c *Container) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 		}
 		cmd.Stdin = cmd.ExtraFiles[0]
 		cmd.ExtraFiles = nil
-		args = append(args, "-i")
+	}
+	if cmd.Stdin != nil {
+		args = append(args, "-i") // else the engine hands the program no stdin at all
 	}
 	args = append(args, c.id, "/bin/sh", "-c", reaper, "runner-exec")
 	args = append(args, argv...)
@@ -323,7 +354,32 @@ func (c *Container) Diff(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff %s: %w", c.id, err)
 	}
-	return ParseDiff(out), nil
+	return c.withoutMounts(ParseDiff(out)), nil
+}
+
+// withoutMounts drops from changes the mount points the engine added for Config.Mounts
+// (and the directories it made to hold them): not the agent's doing. Anything else under
+// them, or a mount point changed or deleted, stays.
+func (c *Container) withoutMounts(changes []Change) []Change {
+	if len(c.cfg.Mounts) == 0 {
+		return changes
+	}
+	made := func(p string) bool {
+		for _, m := range c.cfg.Mounts {
+			if m.Path == p || strings.HasPrefix(m.Path, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	out := changes[:0:0]
+	for _, ch := range changes {
+		if ch.Kind == "A" && made(ch.Path) {
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out
 }
 
 // ParseDiff reads the engine's diff output: one "K /path" per line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -335,4 +336,47 @@ func TestStopEndsEveryProcessAndKeepsTheDiff(t *testing.T) {
 		found = found || d.Path == "/opt/env/planted"
 	}
 	assert.Assert(t, found, "%v", diff)
+}
+
+// TestMountsAreReadOnlyAndOutOfTheDiff: Config.Mounts are bound read-only (as root the
+// agent cannot write through them), the mount points the engine made are not reported
+// by Diff, and a file planted beside them still is. A Process's stdin reaches the
+// program inside.
+func TestMountsAreReadOnlyAndOutOfTheDiff(t *testing.T) {
+	t.Parallel()
+	host := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(host, "tool.sh"), []byte("echo mounted\n"), 0o755))
+	_, c, ws := start(t, container.Config{Mounts: []container.Mount{
+		{Host: filepath.Join(host, "tool.sh"), Path: "/.box/tool.sh"}, {Host: host, Path: "/.box/dir"},
+	}})
+	res := shell(t, ws, `sh /.box/tool.sh; echo x > /.box/tool.sh || echo ro-file; touch /.box/dir/new || echo ro-dir; echo p > /.box/planted`, 30*time.Second)
+	assert.Equal(t, res.Stdout, "mounted\nro-file\nro-dir\n", res.Output)
+	_, err := os.Stat(filepath.Join(host, "new"))
+	assert.Assert(t, os.IsNotExist(err))
+	diff, err := c.Diff(context.Background())
+	assert.NilError(t, err)
+	var paths []string
+	for _, d := range diff {
+		if strings.HasPrefix(d.Path, "/.box") {
+			paths = append(paths, d.Kind+" "+d.Path)
+		}
+	}
+	assert.DeepEqual(t, paths, []string{"A /.box/planted"})
+
+	p, err := toolexec.Start(context.Background(), ws, ws.Dir(), []string{"/bin/sh", "-c", "read line; echo got $line"}, nil)
+	assert.NilError(t, err)
+	_, _ = p.Stdin.Write([]byte("prompt\n"))
+	_ = p.Stdin.Close()
+	out, _ := io.ReadAll(p.Stdout)
+	p.Stop(time.Second)
+	assert.Equal(t, string(out), "got prompt\n")
+	assert.Equal(t, p.ExitCode(), 0)
+}
+
+func TestMountPathsMustBeSayable(t *testing.T) {
+	t.Parallel()
+	e := containertest.Engine(t)
+	_, err := e.Start(context.Background(), container.Config{Image: containertest.BaseImage, Workspace: t.TempDir(), RunID: container.NewRunID(),
+		Mounts: []container.Mount{{Host: "/tmp/a:b", Path: "/x"}}})
+	assert.ErrorContains(t, err, "cannot bind /tmp/a:b at /x")
 }
