@@ -183,12 +183,23 @@ const reaper = `"$@"; rc=$?; kill -9 -1 2>/dev/null; exit $rc`
 func (c *Container) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	dir := c.inside(ws, cmd.Dir)
 	args := []string{"exec", "-w", dir}
+	clientEnv := os.Environ()
 	for _, kv := range cmd.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		if _, set := ws.Env[k]; !set && (k == "PATH" || k == "HOME" || k == "XDG_CACHE_HOME") {
 			continue
 		}
-		args = append(args, "-e", k+"="+c.insideValue(ws, v))
+		v = c.insideValue(ws, v)
+		if v == "" || clientReads(k) {
+			args = append(args, "-e", k+"="+v)
+			continue
+		}
+		// `-e NAME` takes the value from the client's environment: a command line is
+		// readable by every process on the host (/proc/PID/cmdline), an environment only by
+		// the processes that may trace the client, so task secrets and the endpoint's token
+		// stay off the host's process list.
+		args = append(args, "-e", k)
+		clientEnv = append(clientEnv, k+"="+v)
 	}
 	argv := append([]string(nil), cmd.Args...)
 	if len(cmd.ExtraFiles) > 0 {
@@ -207,8 +218,27 @@ func (c *Container) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	args = append(args, argv...)
 	cmd.Path = c.e.Path
 	cmd.Args = append([]string{c.e.Path}, args...)
-	cmd.Env = os.Environ()
+	cmd.Env = clientEnv // a later NAME=VALUE wins (os/exec keeps the last)
 	return nil
+}
+
+// clientReads reports whether the engine client itself reads the variable name (the
+// engine's settings and the ones a Go program or the C library heed): its value stays on
+// the command line rather than change how the client runs. Such names are settings, not
+// secrets.
+func clientReads(name string) bool {
+	switch strings.ToUpper(name) {
+	case "PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG",
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "DBUS_SESSION_BUS_ADDRESS",
+		"NOTIFY_SOCKET", "REGISTRY_AUTH_FILE", "GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK":
+		return true
+	}
+	for _, prefix := range []string{"XDG_", "CONTAINERS_", "CONTAINER_", "_CONTAINERS_", "DOCKER_", "PODMAN_", "BUILDAH_", "STORAGE_", "LD_", "LC_", "SSL_", "SYSTEMD_"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // inside translates a host path under the workspace to the container's view of it.

@@ -380,3 +380,44 @@ func TestMountPathsMustBeSayable(t *testing.T) {
 		Mounts: []container.Mount{{Host: "/tmp/a:b", Path: "/x"}}})
 	assert.ErrorContains(t, err, "cannot bind /tmp/a:b at /x")
 }
+
+// TestEnvValuesAreNotOnTheHostsCommandLines is the attack of a process beside the
+// container on the host (another scenario's Landlock or none agent reads every
+// /proc/*/cmdline): while a command with a task secret and the endpoint's token in its
+// environment runs in the container, no host process's command line holds either value.
+// Before, `exec -e NAME=VALUE` put both on the engine client's.
+func TestEnvValuesAreNotOnTheHostsCommandLines(t *testing.T) {
+	t.Parallel()
+	_, _, ws := start(t, container.Config{})
+	secret := "s3cret-" + container.NewRunID()
+	ws.Env = map[string]string{"TASK_SECRET": secret}
+	done := make(chan toolexec.ShellResult, 1)
+	go func() {
+		res, _ := toolexec.RunShell(context.Background(), ws, `echo "$TASK_SECRET" > seen; sleep 3`, 30*time.Second)
+		done <- res
+	}()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(ws.Dir(), "seen")); err == nil && strings.TrimSpace(string(b)) == secret {
+			break // the command runs with it: its engine client is up
+		}
+	}
+	found := hostCmdlineWith(secret)
+	res := <-done
+	assert.Equal(t, res.ExitCode, 0, res.Output)
+	seen, err := os.ReadFile(filepath.Join(ws.Dir(), "seen"))
+	assert.NilError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(seen)), secret, "the value reaches the command")
+	assert.Equal(t, found, "", "a host process's command line holds the value")
+}
+
+// hostCmdlineWith is the first host process whose command line holds s, as "PID: cmdline".
+func hostCmdlineWith(s string) string {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), s) {
+			return p + ": " + strings.ReplaceAll(string(b), "\x00", " ")
+		}
+	}
+	return ""
+}

@@ -355,3 +355,26 @@ stop\ *) echo cid1 ;;`, container.Config{Workspace: "/ws"})
 	_, c = started(t, "podman", `stop\ *) echo "no such container" >&2; exit 125 ;;`, container.Config{Workspace: "/ws"})
 	assert.ErrorContains(t, c.Stop(context.Background()), "stop container cid1: podman stop: exit status 125: no such container")
 }
+
+func TestWrapKeepsValuesOffTheCommandLine(t *testing.T) {
+	t.Parallel()
+	for _, flavor := range []string{"podman", "docker"} {
+		_, c := started(t, flavor, "", container.Config{Workspace: "/ws"})
+		ws, err := tools.OpenWorkspace(t.TempDir())
+		assert.NilError(t, err)
+		defer func() { _ = ws.Close() }() // test cleanup: its error does not change what the test checked
+		ws.Env = map[string]string{"PATH": "/opt/bin"}
+		cmd := osexec.Command("true")
+		cmd.Env = []string{"OPENAI_API_KEY=token-1", "PATH=/opt/bin", "EMPTY=", "CODE_DIR=" + ws.Dir() + "/src"}
+		assert.NilError(t, c.Wrap(cmd, ws))
+		args := strings.Join(cmd.Args, " ")
+		assert.Assert(t, !strings.Contains(args, "token-1"), args)
+		assert.Assert(t, strings.Contains(args, " -e OPENAI_API_KEY "), args)
+		assert.Assert(t, strings.Contains(args, " -e PATH=/opt/bin "), "a setting of the client's own stays on its command line: %s", args)
+		assert.Assert(t, strings.Contains(args, " -e EMPTY= "), args)
+		env := strings.Join(cmd.Env, "\n") + "\n"
+		assert.Assert(t, strings.Contains(env, "\nOPENAI_API_KEY=token-1\n"), "the value is in the client's environment")
+		assert.Assert(t, strings.Contains(env, "\nCODE_DIR=/app/src\n"), "the workspace's path is translated: %s", env)
+		assert.Assert(t, !strings.Contains(env, "PATH=/opt/bin"), "the client keeps its own PATH")
+	}
+}
