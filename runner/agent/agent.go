@@ -277,7 +277,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	prepared, perr := cfg.Tools.Prepare(tc.Name, tc.Arguments)
 	if perr != nil {
 		res = tools.Fail(perr)
-		rec.Args = compactOrRaw(tc.Arguments)
+		rec.Args = policy.CanonicalRaw(tc.Arguments)
 	} else {
 		rec.Tool = prepared.Tool
 		rec.Args = policy.CanonicalArgs(prepared.Args)
@@ -300,7 +300,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	}
 	rec.Success = res.Success
 	if err := cfg.Record.Write(step, transcript.ToolCall{
-		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: toolResultRecord(res), Duration: result.Millis(took),
+		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: transcript.RawArgs(tc.Arguments), Result: toolResultRecord(res), Duration: result.Millis(took),
 	}); err != nil {
 		return rec, res, false, err
 	}
@@ -390,25 +390,6 @@ func withIDs(calls []model.ToolCall, step int) []model.ToolCall {
 		}
 	}
 	return calls
-}
-
-// rawArgs keeps the arguments as sent, as valid JSON for the transcript.
-func rawArgs(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(raw) {
-		return raw
-	}
-	b, _ := json.Marshal(string(raw))
-	return b
-}
-
-func compactOrRaw(raw json.RawMessage) string {
-	if args, err := tools.DecodeArgs(raw); err == nil {
-		return policy.CanonicalArgs(args)
-	}
-	return string(raw)
 }
 
 // Call prepares, decides and executes one call outside a loop, as the loop does for a

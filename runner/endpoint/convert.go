@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
-	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 )
@@ -210,27 +209,6 @@ func argsObject(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return json.RawMessage(s)
-}
-
-// rawArgs keeps the arguments as sent, as valid JSON for the transcript.
-func rawArgs(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(raw) {
-		return raw
-	}
-	b, _ := json.Marshal(string(raw))
-	return b
-}
-
-// canonicalArgs is the arguments as compact JSON with sorted keys, what tool_called's
-// args_match reads (as for the loop's calls).
-func canonicalArgs(raw json.RawMessage) string {
-	if args, err := tools.DecodeArgs(raw); err == nil {
-		return policy.CanonicalArgs(args)
-	}
-	return string(raw)
 }
 
 // toolsResult is a tool's result as the agent reported it, as the transcript records it.
