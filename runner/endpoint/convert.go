@@ -96,6 +96,30 @@ func (s *Server) decoded(w http.ResponseWriter, r *http.Request, decode func([]b
 	return nil, false
 }
 
+// answer is the part every API's handler shares: it decodes the agent's request with
+// decode and has the model answer it (exchange). false: the agent has been answered
+// already, with the refusal of its request or the step's failure.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, decode func([]byte) (*inbound, error)) (*inbound, *model.Response, int, bool) {
+	in, ok := s.decoded(w, r, decode)
+	if !ok {
+		return nil, nil, 0, false
+	}
+	resp, step, err := s.exchange(r.Context(), in)
+	if err != nil {
+		failed(w, r, err)
+		return nil, nil, 0, false
+	}
+	return in, resp, step, true
+}
+
+// modelName is the model an answer names: the one the agent asked for, else the task's.
+func (s *Server) modelName(in *inbound) string {
+	if in.model != "" {
+		return in.model
+	}
+	return s.cfg.Model.Name()
+}
+
 // toAgent maps Canonical back to the workspace's path in what the model answered.
 func (s *Server) toAgent(resp *model.Response) *model.Response {
 	if len(s.canon) == 0 {

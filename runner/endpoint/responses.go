@@ -294,13 +294,8 @@ func freeformText(args json.RawMessage) string {
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	in, ok := s.decoded(w, r, s.decodeResponses)
+	in, resp, step, ok := s.answer(w, r, s.decodeResponses)
 	if !ok {
-		return
-	}
-	resp, step, err := s.exchange(r.Context(), in)
-	if err != nil {
-		failed(w, r, err)
 		return
 	}
 	reply := s.newResponsesReply(in, resp, step)
@@ -329,12 +324,8 @@ type responsesReply struct {
 }
 
 func (s *Server) newResponsesReply(in *inbound, resp *model.Response, step int) *responsesReply {
-	name := in.model
-	if name == "" {
-		name = s.cfg.Model.Name()
-	}
 	st := strconv.Itoa(step)
-	rr := &responsesReply{s: s, id: "resp_runner_" + st, model: name, resp: resp, status: "completed"}
+	rr := &responsesReply{s: s, id: "resp_runner_" + st, model: s.modelName(in), resp: resp, status: "completed"}
 	if resp.Content != "" {
 		content, _ := json.Marshal([]outputText{{Type: "output_text", Text: resp.Content, Annotations: []any{}}})
 		rr.output = append(rr.output, outputItem{Type: "message", ID: "msg_runner_" + st, Role: "assistant", Status: "completed", Content: content})
