@@ -59,7 +59,7 @@ agents:
 	cd tests/agents && npm ci --no-audit --no-fund --loglevel=error
 
 ## lint: gofmt, go vet, and golangci-lint with .golangci.yml (errcheck, govet, ineffassign,
-## staticcheck, unused; gocyclo at most 25 and funlen at most 100 lines outside tests;
+## staticcheck, unused; gocyclo at most 25 and funlen at most 80 lines outside tests;
 ## forbidigo: agent-controlled files are read only through runner/workspace/door).
 ## golangci-lint is pinned in .tools/lint/go.mod, a module of its own: resolved together with
 ## goreleaser in .tools/go.mod it moved ~60 of goreleaser's dependencies. Its first build

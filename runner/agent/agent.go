@@ -82,6 +82,28 @@ type Outcome struct {
 // Run drives the conversation until a stop condition. The context's deadline is the
 // scenario timeout; its cancellation (Ctrl-C) ends the run as interrupted.
 func Run(ctx context.Context, cfg Config) Outcome {
+	l := newLoop(cfg)
+	for l.out.Steps < cfg.MaxSteps {
+		if !l.step(ctx) {
+			return l.out
+		}
+	}
+	l.out.Stop = result.StopMaxSteps
+	return l.out
+}
+
+// loop is the state one run carries from step to step.
+type loop struct {
+	cfg      Config
+	now      func() time.Time
+	specs    []tools.Spec
+	msgs     []model.Message
+	idle     int // answers in a row without a tool call
+	recorded int // messages an earlier request event already described
+	out      Outcome
+}
+
+func newLoop(cfg Config) loop {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -90,95 +112,139 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	if system == "" {
 		system = DefaultSystemPrompt
 	}
-	msgs := []model.Message{
-		{Role: model.RoleSystem, Content: system},
-		{Role: model.RoleUser, Content: cfg.Prompt},
+	return loop{
+		cfg: cfg, now: now, specs: cfg.Tools.Specs(),
+		msgs: []model.Message{
+			{Role: model.RoleSystem, Content: system},
+			{Role: model.RoleUser, Content: cfg.Prompt},
+		},
 	}
-	specs := cfg.Tools.Specs()
-	var out Outcome
-	idle := 0
-	recorded := 0 // messages an earlier request event already described
-	for out.Steps < cfg.MaxSteps {
+}
+
+// step is one round: a request, the model's answer and the tool calls it asks for.
+// false ends the run, with l.out saying why.
+func (l *loop) step(ctx context.Context) bool {
+	if stop, ok := contextStop(ctx); ok {
+		return l.end(stop)
+	}
+	step := l.out.Steps + 1
+	resp, took, ok := l.ask(ctx, step)
+	if !ok {
+		return false
+	}
+	calls, ok := l.answer(step, resp, took)
+	if !ok {
+		return false
+	}
+	if len(calls) == 0 {
+		return l.noCall(step, resp)
+	}
+	l.idle = 0
+	return l.runCalls(ctx, step, calls)
+}
+
+// ask records the request and sends the conversation to the model.
+func (l *loop) ask(ctx context.Context, step int) (*model.Response, time.Duration, bool) {
+	if err := l.cfg.Record.Write(step, transcript.Request{Messages: len(l.msgs), Last: l.msgs[len(l.msgs)-1].Role, Sent: sent(l.msgs, l.recorded)}); err != nil {
+		return nil, 0, l.fail(err)
+	}
+	l.recorded = len(l.msgs)
+	start := l.now()
+	resp, err := l.cfg.Model.Step(withRetryEvents(ctx, l.cfg.Record, step), &model.Request{Messages: l.msgs, Tools: l.specs, Options: l.cfg.Options})
+	took := l.now().Sub(start)
+	l.out.ModelTime += took
+	if err != nil {
+		return nil, took, l.modelFailed(ctx, step, err, took)
+	}
+	return resp, took, true
+}
+
+// modelFailed records a failed request and ends the run with the stop reason it stands
+// for: the scenario's timeout or an interrupt, a spent budget, or the model's error.
+func (l *loop) modelFailed(ctx context.Context, step int, err error, took time.Duration) bool {
+	_ = l.cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
+	if stop, ok := contextStop(ctx); ok {
+		return l.end(stop)
+	}
+	if errors.Is(err, model.ErrBudgetSpent) {
+		l.out.Err = err // not the model's failure: runner sent nothing
+		return l.end(result.StopBudget)
+	}
+	return l.fail(modelError(l.cfg.Model.Name(), err))
+}
+
+// answer counts the step, records the model's answer and adds it to the conversation;
+// it returns the tool calls, each with an id.
+func (l *loop) answer(step int, resp *model.Response, took time.Duration) ([]model.ToolCall, bool) {
+	l.out.Steps = step
+	resp.Usage = resp.Usage.Clamped() // what the transcript, the totals and the checks see
+	l.out.Usage.Add(resp.Usage)
+	l.out.MaxPrompt = max(l.out.MaxPrompt, resp.Usage.PromptTokens)
+	// Ids first: the response event, the decision and the tool call show the same one.
+	calls := withIDs(resp.ToolCalls, step)
+	if err := l.cfg.Record.Write(step, transcript.Response{
+		Content: resp.Content, ToolCalls: calls, Usage: resp.Usage,
+		Duration: result.Millis(took), TokPerSec: resp.Usage.TokensPerSecond(), StopReason: resp.StopReason,
+	}); err != nil {
+		return nil, l.fail(err)
+	}
+	l.msgs = append(l.msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: calls})
+	return calls, true
+}
+
+// noCall handles an answer without a tool call: the first one in a row gets a reminder,
+// the second ends the run as stopped.
+func (l *loop) noCall(step int, resp *model.Response) bool {
+	if note := noCallNote(step, resp, l.cfg.Options, l.specs); note != "" {
+		l.out.Notes = append(l.out.Notes, note)
+	}
+	l.idle++
+	if l.idle >= 2 {
+		return l.end(result.StopStopped)
+	}
+	l.msgs = append(l.msgs, model.Message{Role: model.RoleUser, Content: reminder})
+	if err := l.cfg.Record.Write(step, transcript.Reminder{Content: reminder}); err != nil {
+		return l.fail(err)
+	}
+	return true
+}
+
+// runCalls runs the step's calls in order and answers each in the conversation.
+func (l *loop) runCalls(ctx context.Context, step int, calls []model.ToolCall) bool {
+	for _, tc := range calls {
 		if stop, ok := contextStop(ctx); ok {
-			out.Stop = stop
-			return out
+			// Every call must be answered for the conversation to stay valid, but the
+			// run is over: the transcript already holds what finished.
+			return l.end(stop)
 		}
-		step := out.Steps + 1
-		if err := cfg.Record.Write(step, transcript.Request{Messages: len(msgs), Last: msgs[len(msgs)-1].Role, Sent: sent(msgs, recorded)}); err != nil {
-			return out.fail(err)
-		}
-		recorded = len(msgs)
-		start := now()
-		resp, err := cfg.Model.Step(withRetryEvents(ctx, cfg.Record, step), &model.Request{Messages: msgs, Tools: specs, Options: cfg.Options})
-		took := now().Sub(start)
-		out.ModelTime += took
+		rec, res, done, err := runCall(ctx, l.cfg, step, tc, l.now)
+		l.out.Calls = append(l.out.Calls, rec)
+		l.out.ToolTime += rec.Duration.Duration()
 		if err != nil {
-			_ = cfg.Record.Write(step, transcript.ModelError{Error: err.Error(), Duration: result.Millis(took)})
-			if stop, ok := contextStop(ctx); ok {
-				out.Stop = stop
-				return out
-			}
-			if errors.Is(err, model.ErrBudgetSpent) {
-				out.Stop, out.Err = result.StopBudget, err // not the model's failure: runner sent nothing
-				return out
-			}
-			return out.fail(modelError(cfg.Model.Name(), err))
+			return l.fail(err)
 		}
-		out.Steps = step
-		resp.Usage = resp.Usage.Clamped() // what the transcript, the totals and the checks see
-		out.Usage.Add(resp.Usage)
-		out.MaxPrompt = max(out.MaxPrompt, resp.Usage.PromptTokens)
-		// Ids first: the response event, the decision and the tool call show the same one.
-		calls := withIDs(resp.ToolCalls, step)
-		if err := cfg.Record.Write(step, transcript.Response{
-			Content: resp.Content, ToolCalls: calls, Usage: resp.Usage,
-			Duration: result.Millis(took), TokPerSec: resp.Usage.TokensPerSecond(), StopReason: resp.StopReason,
-		}); err != nil {
-			return out.fail(err)
-		}
-		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: calls})
-		if len(calls) == 0 {
-			if note := noCallNote(step, resp, cfg.Options, specs); note != "" {
-				out.Notes = append(out.Notes, note)
-			}
-			idle++
-			if idle >= 2 {
-				out.Stop = result.StopStopped
-				return out
-			}
-			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: reminder})
-			if err := cfg.Record.Write(step, transcript.Reminder{Content: reminder}); err != nil {
-				return out.fail(err)
-			}
-			continue
-		}
-		idle = 0
-		for _, tc := range calls {
-			if stop, ok := contextStop(ctx); ok {
-				// Every call must be answered for the conversation to stay valid, but the
-				// run is over: the transcript already holds what finished.
-				out.Stop = stop
-				return out
-			}
-			rec, res, done, err := runCall(ctx, cfg, step, tc, now)
-			out.Calls = append(out.Calls, rec)
-			out.ToolTime += rec.Duration.Duration()
-			if err != nil {
-				return out.fail(err)
-			}
-			// The model's server is outside the process too: a secret a command printed (a
-			// task's secrets: variable) is sent as [REDACTED]; the command itself had it.
-			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: scrub.String(res.Output)})
-			if done {
-				out.Summary, _ = res.Metadata["summary"].(string)
-				out.Stop = result.StopCompleted
-				// Calls after task_complete in the same response are not executed.
-				return out
-			}
+		// The model's server is outside the process too: a secret a command printed (a
+		// task's secrets: variable) is sent as [REDACTED]; the command itself had it.
+		l.msgs = append(l.msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: scrub.String(res.Output)})
+		if done {
+			l.out.Summary, _ = res.Metadata["summary"].(string)
+			// Calls after task_complete in the same response are not executed.
+			return l.end(result.StopCompleted)
 		}
 	}
-	out.Stop = result.StopMaxSteps
-	return out
+	return true
+}
+
+// end stops the run for reason; it returns false, for step's callers to return.
+func (l *loop) end(reason result.StopReason) bool {
+	l.out.Stop = reason
+	return false
+}
+
+// fail stops the run on err (an infrastructure failure or the recorder's).
+func (l *loop) fail(err error) bool {
+	l.out = l.out.fail(err)
+	return false
 }
 
 // sent describes the messages added since the previous request (msgs[from:]). Only text
@@ -211,7 +277,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	prepared, perr := cfg.Tools.Prepare(tc.Name, tc.Arguments)
 	if perr != nil {
 		res = tools.Fail(perr)
-		rec.Args = compactOrRaw(tc.Arguments)
+		rec.Args = policy.CanonicalRaw(tc.Arguments)
 	} else {
 		rec.Tool = prepared.Tool
 		rec.Args = policy.CanonicalArgs(prepared.Args)
@@ -234,7 +300,7 @@ func runCall(ctx context.Context, cfg Config, step int, tc model.ToolCall, now f
 	}
 	rec.Success = res.Success
 	if err := cfg.Record.Write(step, transcript.ToolCall{
-		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: rawArgs(tc.Arguments), Result: toolResultRecord(res), Duration: result.Millis(took),
+		ID: tc.ID, Name: tc.Name, Tool: rec.Tool, Args: transcript.RawArgs(tc.Arguments), Result: toolResultRecord(res), Duration: result.Millis(took),
 	}); err != nil {
 		return rec, res, false, err
 	}
@@ -324,25 +390,6 @@ func withIDs(calls []model.ToolCall, step int) []model.ToolCall {
 		}
 	}
 	return calls
-}
-
-// rawArgs keeps the arguments as sent, as valid JSON for the transcript.
-func rawArgs(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(raw) {
-		return raw
-	}
-	b, _ := json.Marshal(string(raw))
-	return b
-}
-
-func compactOrRaw(raw json.RawMessage) string {
-	if args, err := tools.DecodeArgs(raw); err == nil {
-		return policy.CanonicalArgs(args)
-	}
-	return string(raw)
 }
 
 // Call prepares, decides and executes one call outside a loop, as the loop does for a

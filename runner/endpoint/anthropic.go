@@ -123,19 +123,11 @@ func joinText(a, b string) string {
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
-	in, ok := s.decoded(w, r, s.decodeMessages)
+	in, resp, step, ok := s.answer(w, r, s.decodeMessages)
 	if !ok {
 		return
 	}
-	resp, step, err := s.exchange(r.Context(), in)
-	if err != nil {
-		failed(w, r, err)
-		return
-	}
-	name := in.model
-	if name == "" {
-		name = s.cfg.Model.Name()
-	}
+	name := s.modelName(in)
 	stop := "end_turn"
 	switch {
 	case len(resp.ToolCalls) > 0:

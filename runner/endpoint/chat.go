@@ -98,19 +98,11 @@ func jsonArgs(raw json.RawMessage) json.RawMessage {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	in, ok := s.decoded(w, r, s.decodeChat)
+	in, resp, step, ok := s.answer(w, r, s.decodeChat)
 	if !ok {
 		return
 	}
-	resp, step, err := s.exchange(r.Context(), in)
-	if err != nil {
-		failed(w, r, err)
-		return
-	}
-	name := in.model
-	if name == "" {
-		name = s.cfg.Model.Name()
-	}
+	name := s.modelName(in)
 	id := "chatcmpl-runner-" + strconv.Itoa(step)
 	finish := "stop"
 	switch {

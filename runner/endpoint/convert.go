@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
-	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/tools"
 )
@@ -95,6 +94,30 @@ func (s *Server) decoded(w http.ResponseWriter, r *http.Request, decode func([]b
 	s.fault(bad.msg)
 	writeError(w, r, bad.status, bad.kind, bad.msg)
 	return nil, false
+}
+
+// answer is the part every API's handler shares: it decodes the agent's request with
+// decode and has the model answer it (exchange). false: the agent has been answered
+// already, with the refusal of its request or the step's failure.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, decode func([]byte) (*inbound, error)) (*inbound, *model.Response, int, bool) {
+	in, ok := s.decoded(w, r, decode)
+	if !ok {
+		return nil, nil, 0, false
+	}
+	resp, step, err := s.exchange(r.Context(), in)
+	if err != nil {
+		failed(w, r, err)
+		return nil, nil, 0, false
+	}
+	return in, resp, step, true
+}
+
+// modelName is the model an answer names: the one the agent asked for, else the task's.
+func (s *Server) modelName(in *inbound) string {
+	if in.model != "" {
+		return in.model
+	}
+	return s.cfg.Model.Name()
 }
 
 // toAgent maps Canonical back to the workspace's path in what the model answered.
@@ -210,27 +233,6 @@ func argsObject(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return json.RawMessage(s)
-}
-
-// rawArgs keeps the arguments as sent, as valid JSON for the transcript.
-func rawArgs(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(raw) {
-		return raw
-	}
-	b, _ := json.Marshal(string(raw))
-	return b
-}
-
-// canonicalArgs is the arguments as compact JSON with sorted keys, what tool_called's
-// args_match reads (as for the loop's calls).
-func canonicalArgs(raw json.RawMessage) string {
-	if args, err := tools.DecodeArgs(raw); err == nil {
-		return policy.CanonicalArgs(args)
-	}
-	return string(raw)
 }
 
 // toolsResult is a tool's result as the agent reported it, as the transcript records it.

@@ -40,6 +40,7 @@ import (
 	"github.com/agentrunner/runner/runner/bounded"
 	"github.com/agentrunner/runner/runner/model"
 	"github.com/agentrunner/runner/runner/model/retry"
+	"github.com/agentrunner/runner/runner/policy"
 	"github.com/agentrunner/runner/runner/result"
 	"github.com/agentrunner/runner/runner/transcript"
 	"github.com/agentrunner/runner/tools"
@@ -176,7 +177,7 @@ func (s *Server) Outcome() agent.Outcome {
 	out := s.out
 	out.Calls = append([]result.Call(nil), s.out.Calls...)
 	for id, pc := range s.pending { // made, never answered: the agent did not run them (as far as runner saw)
-		out.Calls = append(out.Calls, result.Call{ID: id, Name: pc.name, Tool: pc.name, Args: canonicalArgs(pc.args)})
+		out.Calls = append(out.Calls, result.Call{ID: id, Name: pc.name, Tool: pc.name, Args: policy.CanonicalRaw(pc.args)})
 	}
 	return out
 }
@@ -450,9 +451,9 @@ func (s *Server) answered(in *inbound, now time.Time) []toolResult {
 		ok = !in.failed[m.ToolCallID]
 		res := toolsResult(m.Content, ok)
 		out = append(out, toolResult{step: pc.step, event: transcript.ToolCall{
-			ID: m.ToolCallID, Name: pc.name, Tool: pc.name, Args: rawArgs(pc.args), Result: res, Duration: result.Millis(took),
+			ID: m.ToolCallID, Name: pc.name, Tool: pc.name, Args: transcript.RawArgs(pc.args), Result: res, Duration: result.Millis(took),
 		}})
-		s.out.Calls = append(s.out.Calls, result.Call{ID: m.ToolCallID, Name: pc.name, Tool: pc.name, Args: canonicalArgs(pc.args),
+		s.out.Calls = append(s.out.Calls, result.Call{ID: m.ToolCallID, Name: pc.name, Tool: pc.name, Args: policy.CanonicalRaw(pc.args),
 			Executed: true, Success: ok, Duration: result.Millis(took)})
 		s.out.ToolTime += took
 	}

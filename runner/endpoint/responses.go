@@ -294,96 +294,129 @@ func freeformText(args json.RawMessage) string {
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	in, ok := s.decoded(w, r, s.decodeResponses)
+	in, resp, step, ok := s.answer(w, r, s.decodeResponses)
 	if !ok {
 		return
 	}
-	resp, step, err := s.exchange(r.Context(), in)
-	if err != nil {
-		failed(w, r, err)
-		return
-	}
-	name := in.model
-	if name == "" {
-		name = s.cfg.Model.Name()
-	}
-	st := strconv.Itoa(step)
-	id := "resp_runner_" + st
-	type part struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		Annotations []any  `json:"annotations"`
-	}
-	var output []outputItem
-	if resp.Content != "" {
-		content, _ := json.Marshal([]part{{Type: "output_text", Text: resp.Content, Annotations: []any{}}})
-		output = append(output, outputItem{Type: "message", ID: "msg_runner_" + st, Role: "assistant", Status: "completed", Content: content})
-	}
-	output = append(output, outputCalls(in, resp.ToolCalls, st)...)
-	status, incomplete := "completed", any(nil)
-	if resp.StopReason == model.StopLength && len(resp.ToolCalls) == 0 {
-		status, incomplete = "incomplete", map[string]string{"reason": "max_output_tokens"}
-	}
-	response := func(status string, out []outputItem) map[string]any {
-		if out == nil {
-			out = []outputItem{}
-		}
-		return map[string]any{
-			"id": id, "object": "response", "created_at": s.now().Unix(), "status": status, "model": name, "output": out,
-			"incomplete_details": incomplete, "error": nil,
-			"usage": map[string]any{"input_tokens": resp.Usage.PromptTokens, "output_tokens": resp.Usage.CompletionTokens,
-				"total_tokens":          resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
-				"input_tokens_details":  map[string]int{"cached_tokens": resp.Usage.CachedPromptTokens},
-				"output_tokens_details": map[string]int{"reasoning_tokens": 0}},
-		}
-	}
+	reply := s.newResponsesReply(in, resp, step)
 	if !in.stream {
-		writeJSON(w, http.StatusOK, response(status, output))
+		writeJSON(w, http.StatusOK, reply.body(reply.status, reply.output))
 		return
 	}
-	ev := startSSE(w)
-	seq := 0
-	event := func(typ string, data map[string]any) {
-		data["type"], data["sequence_number"] = typ, seq
-		seq++
-		ev.event(typ, data)
+	reply.stream(startSSE(w))
+}
+
+// outputText is a message's content part in the Responses API.
+type outputText struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations []any  `json:"annotations"`
+}
+
+// responsesReply is one answer in the Responses API's terms.
+type responsesReply struct {
+	s          *Server
+	id, model  string
+	resp       *model.Response
+	output     []outputItem
+	status     string
+	incomplete any // the reason an incomplete answer stopped; nil when completed
+}
+
+func (s *Server) newResponsesReply(in *inbound, resp *model.Response, step int) *responsesReply {
+	st := strconv.Itoa(step)
+	rr := &responsesReply{s: s, id: "resp_runner_" + st, model: s.modelName(in), resp: resp, status: "completed"}
+	if resp.Content != "" {
+		content, _ := json.Marshal([]outputText{{Type: "output_text", Text: resp.Content, Annotations: []any{}}})
+		rr.output = append(rr.output, outputItem{Type: "message", ID: "msg_runner_" + st, Role: "assistant", Status: "completed", Content: content})
 	}
-	event("response.created", map[string]any{"response": response("in_progress", nil)})
-	event("response.in_progress", map[string]any{"response": response("in_progress", nil)})
-	for i, it := range output {
-		added := it
-		added.Status = "in_progress"
-		switch it.Type {
-		case "message":
-			added.Content = json.RawMessage("[]")
-		case "function_call":
-			added.Arguments = ""
-		case "custom_tool_call":
-			empty := ""
-			added.Input = &empty
-		}
-		event("response.output_item.added", map[string]any{"output_index": i, "item": added})
-		switch it.Type {
-		case "message":
-			emptyPart := part{Type: "output_text", Annotations: []any{}}
-			event("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": emptyPart})
-			event("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": resp.Content})
-			event("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": resp.Content})
-			event("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
-				"part": part{Type: "output_text", Text: resp.Content, Annotations: []any{}}})
-		case "function_call":
-			event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": it.Arguments})
-			event("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": it.Arguments})
-		case "custom_tool_call":
-			event("response.custom_tool_call_input.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": *it.Input})
-			event("response.custom_tool_call_input.done", map[string]any{"item_id": it.ID, "output_index": i, "input": *it.Input})
-		}
-		event("response.output_item.done", map[string]any{"output_index": i, "item": it})
+	rr.output = append(rr.output, outputCalls(in, resp.ToolCalls, st)...)
+	if resp.StopReason == model.StopLength && len(resp.ToolCalls) == 0 {
+		rr.status, rr.incomplete = "incomplete", map[string]string{"reason": "max_output_tokens"}
+	}
+	return rr
+}
+
+// body is the response object with the given status and output (the stream's first
+// events announce it in progress, with no output yet).
+func (rr *responsesReply) body(status string, out []outputItem) map[string]any {
+	if out == nil {
+		out = []outputItem{}
+	}
+	u := rr.resp.Usage
+	return map[string]any{
+		"id": rr.id, "object": "response", "created_at": rr.s.now().Unix(), "status": status, "model": rr.model, "output": out,
+		"incomplete_details": rr.incomplete, "error": nil,
+		"usage": map[string]any{"input_tokens": u.PromptTokens, "output_tokens": u.CompletionTokens,
+			"total_tokens":          u.PromptTokens + u.CompletionTokens,
+			"input_tokens_details":  map[string]int{"cached_tokens": u.CachedPromptTokens},
+			"output_tokens_details": map[string]int{"reasoning_tokens": 0}},
+	}
+}
+
+// responsesEvents numbers a stream's events, as the Responses API does.
+type responsesEvents struct {
+	ev  *sse
+	seq int
+}
+
+func (e *responsesEvents) send(typ string, data map[string]any) {
+	data["type"], data["sequence_number"] = typ, e.seq
+	e.seq++
+	e.ev.event(typ, data)
+}
+
+// stream sends the reply as the Responses API's events: the response created, each
+// output item added, its content in one delta and done, then the response finished.
+func (rr *responsesReply) stream(ev *sse) {
+	e := &responsesEvents{ev: ev}
+	e.send("response.created", map[string]any{"response": rr.body("in_progress", nil)})
+	e.send("response.in_progress", map[string]any{"response": rr.body("in_progress", nil)})
+	for i, it := range rr.output {
+		e.send("response.output_item.added", map[string]any{"output_index": i, "item": inProgress(it)})
+		rr.streamContent(e, i, it)
+		e.send("response.output_item.done", map[string]any{"output_index": i, "item": it})
 	}
 	final := "response.completed"
-	if status == "incomplete" {
+	if rr.status == "incomplete" {
 		final = "response.incomplete"
 	}
-	event(final, map[string]any{"response": response(status, output)})
+	e.send(final, map[string]any{"response": rr.body(rr.status, rr.output)})
 	ev.flush()
+}
+
+// inProgress is an output item as first announced: in progress, its content empty.
+func inProgress(it outputItem) outputItem {
+	it.Status = "in_progress"
+	switch it.Type {
+	case "message":
+		it.Content = json.RawMessage("[]")
+	case "function_call":
+		it.Arguments = ""
+	case "custom_tool_call":
+		empty := ""
+		it.Input = &empty
+	}
+	return it
+}
+
+// streamContent sends the content of output item i: a message's text, a function call's
+// arguments or a custom tool call's input, each as one delta and its done event.
+func (rr *responsesReply) streamContent(e *responsesEvents, i int, it outputItem) {
+	text := rr.resp.Content
+	switch it.Type {
+	case "message":
+		emptyPart := outputText{Type: "output_text", Annotations: []any{}}
+		e.send("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": emptyPart})
+		e.send("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "delta": text})
+		e.send("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "text": text})
+		e.send("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
+			"part": outputText{Type: "output_text", Text: text, Annotations: []any{}}})
+	case "function_call":
+		e.send("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": it.Arguments})
+		e.send("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "arguments": it.Arguments})
+	case "custom_tool_call":
+		e.send("response.custom_tool_call_input.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": *it.Input})
+		e.send("response.custom_tool_call_input.done", map[string]any{"item_id": it.ID, "output_index": i, "input": *it.Input})
+	}
 }

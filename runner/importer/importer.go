@@ -82,27 +82,57 @@ func (s Spec) Marshal(outDir string) ([]byte, error) {
 	if len(s.Env) > 0 {
 		add("env", s.Env)
 	}
+	add("environment", s.environment(outDir))
+	comments := yaml.CommentMap{}
+	if verify := s.verify(outDir); len(verify) > 0 {
+		add("verify", verify)
+		if s.AgentContainer != "" {
+			comments["$.verify"] = []*yaml.Comment{yaml.HeadComment(wrap("verify.fresh_container is not set: "+s.AgentContainer+".", 90)...)}
+		}
+	}
+	add("assert", s.assertions())
+	if s.ScoreFile != "" {
+		add("score", yaml.MapSlice{{Key: "file", Value: s.ScoreFile}})
+	}
+	if s.Solution != "" {
+		add("reference", s.reference())
+	}
+	body, err := yaml.MarshalWithOptions(doc, yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true), yaml.WithComment(comments))
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", s.Name, err)
+	}
+	return append([]byte("# yaml-language-server: $schema=https://raw.githubusercontent.com/agentrunner/runner/main/runner/task/task.schema.json\n"), body...), nil
+}
+
+// environment is the task file's environment: the image or Dockerfile and the
+// container's limits.
+func (s Spec) environment(outDir string) yaml.MapSlice {
 	var env yaml.MapSlice
-	eadd := func(k string, v any) { env = append(env, yaml.MapItem{Key: k, Value: v}) }
+	add := func(k string, v any) { env = append(env, yaml.MapItem{Key: k, Value: v}) }
 	if s.Dockerfile != "" {
-		eadd("dockerfile", rel(outDir, s.Dockerfile))
+		add("dockerfile", rel(outDir, s.Dockerfile))
 	} else {
-		eadd("image", s.Image)
+		add("image", s.Image)
 	}
 	if s.Workdir != "" {
-		eadd("workdir", s.Workdir)
+		add("workdir", s.Workdir)
 	}
-	eadd("network", s.Network)
+	add("network", s.Network)
 	if s.CPUs > 0 {
-		eadd("cpus", s.CPUs)
+		add("cpus", s.CPUs)
 	}
 	if s.MemoryMB > 0 {
-		eadd("memory_mb", s.MemoryMB)
+		add("memory_mb", s.MemoryMB)
 	}
 	if s.User != "" {
-		eadd("user", s.User)
+		add("user", s.User)
 	}
-	add("environment", env)
+	return env
+}
+
+// verify is the task file's verify: what is copied in after the agent, and where the
+// tests run; empty when there is nothing to say.
+func (s Spec) verify(outDir string) yaml.MapSlice {
 	var verify yaml.MapSlice
 	if s.VerifyCopy != "" {
 		verify = append(verify, yaml.MapItem{Key: "copy", Value: rel(outDir, s.VerifyCopy)})
@@ -117,13 +147,12 @@ func (s Spec) Marshal(outDir string) ([]byte, error) {
 	if s.FreshContainer {
 		verify = append(verify, yaml.MapItem{Key: "fresh_container", Value: true})
 	}
-	comments := yaml.CommentMap{}
-	if len(verify) > 0 {
-		add("verify", verify)
-		if s.AgentContainer != "" {
-			comments["$.verify"] = []*yaml.Comment{yaml.HeadComment(wrap("verify.fresh_container is not set: "+s.AgentContainer+".", 90)...)}
-		}
-	}
+	return verify
+}
+
+// assertions are the task file's assert: the test command, and the reward check when
+// the format's pass criterion is a reward of 1.
+func (s Spec) assertions() []any {
 	check := yaml.MapSlice{{Key: "run", Value: text(s.TestCommand)}}
 	if s.Format != "" {
 		check = append(check, yaml.MapItem{Key: "format", Value: s.Format})
@@ -137,23 +166,18 @@ func (s Spec) Marshal(outDir string) ([]byte, error) {
 			{Key: "run", Value: RewardCheck(s.ScoreFile)},
 		}}})
 	}
-	add("assert", asserts)
-	if s.ScoreFile != "" {
-		add("score", yaml.MapSlice{{Key: "file", Value: s.ScoreFile}})
+	return asserts
+}
+
+// reference is the task file's reference run: write the solution script, run it (and
+// remove it), complete.
+func (s Spec) reference() []any {
+	run := fmt.Sprintf("if command -v bash >/dev/null 2>&1; then bash %[1]s; else sh %[1]s; fi; rc=$?; rm -f %[1]s; exit $rc", solutionFile)
+	return []any{
+		yaml.MapSlice{{Key: "write_file", Value: yaml.MapSlice{{Key: "path", Value: solutionFile}, {Key: "content", Value: text(s.Solution)}}}},
+		yaml.MapSlice{{Key: "run_in_terminal", Value: yaml.MapSlice{{Key: "command", Value: run}, {Key: "timeout_seconds", Value: solutionTimeout}}}},
+		yaml.MapSlice{{Key: "task_complete", Value: yaml.MapSlice{{Key: "summary", Value: "Ran the reference solution."}}}},
 	}
-	if s.Solution != "" {
-		run := fmt.Sprintf("if command -v bash >/dev/null 2>&1; then bash %[1]s; else sh %[1]s; fi; rc=$?; rm -f %[1]s; exit $rc", solutionFile)
-		add("reference", []any{
-			yaml.MapSlice{{Key: "write_file", Value: yaml.MapSlice{{Key: "path", Value: solutionFile}, {Key: "content", Value: text(s.Solution)}}}},
-			yaml.MapSlice{{Key: "run_in_terminal", Value: yaml.MapSlice{{Key: "command", Value: run}, {Key: "timeout_seconds", Value: solutionTimeout}}}},
-			yaml.MapSlice{{Key: "task_complete", Value: yaml.MapSlice{{Key: "summary", Value: "Ran the reference solution."}}}},
-		})
-	}
-	body, err := yaml.MarshalWithOptions(doc, yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true), yaml.WithComment(comments))
-	if err != nil {
-		return nil, fmt.Errorf("task %s: %w", s.Name, err)
-	}
-	return append([]byte("# yaml-language-server: $schema=https://raw.githubusercontent.com/agentrunner/runner/main/runner/task/task.schema.json\n"), body...), nil
 }
 
 // wrap breaks s into lines of at most width bytes at spaces (a longer word stays whole),

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -376,6 +377,22 @@ func TestCanonicalArgs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		assert.Check(t, is.Equal(CanonicalArgs(tc.args), tc.want))
+	}
+}
+
+// TestCanonicalRaw: arguments as sent are recorded canonically when they decode, and as
+// they came when they do not (a model's malformed arguments stay visible to tool_called).
+func TestCanonicalRaw(t *testing.T) {
+	cases := []struct{ raw, want string }{
+		{``, `{}`},
+		{`{"path":"a.go","content":"<x>"}`, `{"content":"<x>","path":"a.go"}`},
+		{` { "b" : {"z":1,"a":2} } `, `{"b":{"a":2,"z":1}}`},
+		{`{"path": "a.go"`, `{"path": "a.go"`},
+		{`not json`, `not json`},
+		{`[1,2]`, `[1,2]`},
+	}
+	for _, tc := range cases {
+		assert.Check(t, is.Equal(CanonicalRaw(json.RawMessage(tc.raw)), tc.want), "%q", tc.raw)
 	}
 }
 

@@ -80,3 +80,12 @@ func CanonicalArgs(args tools.Args) string {
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }
+
+// CanonicalRaw is CanonicalArgs of a call's arguments as sent, or the text as it came
+// when it does not decode to arguments (what result.Call.Args records, for tool_called).
+func CanonicalRaw(raw json.RawMessage) string {
+	if args, err := tools.DecodeArgs(raw); err == nil {
+		return CanonicalArgs(args)
+	}
+	return string(raw)
+}

@@ -54,66 +54,23 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 	if now == nil {
 		now = time.Now
 	}
-	parallel, repeat := max(opts.Parallel, 1), max(opts.Repeat, 1)
-	opts.Scenario.Repeats = repeat
-	type job struct {
-		t      *task.Task
-		repeat int
-		index  int // in the whole run
-		slot   int // in run.Scenarios
-	}
-	var jobs, reused []job
-	var prior []result.Scenario // reused[i]'s result
-	for rep := 1; rep <= repeat; rep++ {
-		for i, t := range tasks {
-			j := job{t: t, repeat: rep, index: (rep-1)*len(tasks) + i, slot: len(jobs) + len(reused)}
-			if opts.Select != nil && !opts.Select(t, rep, j.index) {
-				continue
-			}
-			if opts.Prior != nil {
-				if s, ok := opts.Prior(t, rep, j.index); ok {
-					s.Index = j.index
-					reused, prior = append(reused, j), append(prior, s)
-					continue
-				}
-			}
-			jobs = append(jobs, j)
-		}
-	}
-	if opts.Group != nil {
-		sort.SliceStable(jobs, func(a, b int) bool { return opts.Group(jobs[a].t) < opts.Group(jobs[b].t) })
-	}
-	run := result.Run{Started: now(), Scenarios: make([]result.Scenario, len(jobs)+len(reused))}
-	for i, j := range reused {
-		run.Scenarios[j.slot] = prior[i]
+	opts.Scenario.Repeats = max(opts.Repeat, 1)
+	p := plan(tasks, opts)
+	run := result.Run{Started: now(), Scenarios: make([]result.Scenario, len(p.jobs)+len(p.reused))}
+	for i, j := range p.reused {
+		run.Scenarios[j.slot] = p.prior[i]
 		if opts.OnDone != nil {
-			opts.OnDone(prior[i])
+			opts.OnDone(p.prior[i])
 		}
 	}
 	queue := make(chan job)
 	var wg, inflight sync.WaitGroup
-	for w := 0; w < min(parallel, len(jobs)); w++ {
+	for w := 0; w < min(max(opts.Parallel, 1), len(p.jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range queue {
-				var s result.Scenario
-				switch {
-				case ctx.Err() != nil:
-					s = unstarted(j.t, j.repeat, j.index, now(), opts.Scenario, result.StopInterrupt, "interrupted before it started")
-				case opts.Admit != nil && !opts.Admit():
-					s = unstarted(j.t, j.repeat, j.index, now(), opts.Scenario, result.StopNotRun, "not run: the budget was spent")
-				default:
-					if opts.BeforeStart != nil {
-						opts.BeforeStart(ctx, j.t)
-					}
-					if opts.OnStart != nil {
-						opts.OnStart(result.Scenario{Name: j.t.Name, File: j.t.Path, Repeat: j.repeat, Repeats: repeat, Index: j.index})
-					}
-					sopts := opts.Scenario
-					sopts.Index = j.index
-					s = scenario.Run(ctx, j.t, j.repeat, sopts)
-				}
+				s := runJob(ctx, j, now, opts)
 				run.Scenarios[j.slot] = s
 				if opts.OnDone != nil {
 					opts.OnDone(s)
@@ -122,8 +79,8 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 			}
 		}()
 	}
-	for i, j := range jobs {
-		if opts.Group != nil && i > 0 && opts.Group(j.t) != opts.Group(jobs[i-1].t) {
+	for i, j := range p.jobs {
+		if opts.Group != nil && i > 0 && opts.Group(j.t) != opts.Group(p.jobs[i-1].t) {
 			inflight.Wait() // the previous group is done: no request of it meets this one's
 		}
 		inflight.Add(1)
@@ -133,6 +90,67 @@ func Run(ctx context.Context, tasks []*task.Task, opts Options) result.Run {
 	wg.Wait()
 	run.Duration = result.Millis(now().Sub(run.Started))
 	return run
+}
+
+// job is one scenario of the run: a task and its repeat.
+type job struct {
+	t      *task.Task
+	repeat int
+	index  int // in the whole run
+	slot   int // in run.Scenarios
+}
+
+// jobPlan is what a run does: the jobs to run, in order, and those whose earlier result
+// is reported instead (prior[i] is reused[i]'s).
+type jobPlan struct {
+	jobs, reused []job
+	prior        []result.Scenario
+}
+
+// plan lists the run's jobs: every task Repeat times, less those Select leaves out,
+// those Prior answers set apart; grouped (stably) when opts.Group is set.
+func plan(tasks []*task.Task, opts Options) jobPlan {
+	var p jobPlan
+	for rep := 1; rep <= opts.Scenario.Repeats; rep++ {
+		for i, t := range tasks {
+			j := job{t: t, repeat: rep, index: (rep-1)*len(tasks) + i, slot: len(p.jobs) + len(p.reused)}
+			if opts.Select != nil && !opts.Select(t, rep, j.index) {
+				continue
+			}
+			if opts.Prior != nil {
+				if s, ok := opts.Prior(t, rep, j.index); ok {
+					s.Index = j.index
+					p.reused, p.prior = append(p.reused, j), append(p.prior, s)
+					continue
+				}
+			}
+			p.jobs = append(p.jobs, j)
+		}
+	}
+	if opts.Group != nil {
+		sort.SliceStable(p.jobs, func(a, b int) bool { return opts.Group(p.jobs[a].t) < opts.Group(p.jobs[b].t) })
+	}
+	return p
+}
+
+// runJob runs one scenario, or reports it unstarted when the run was interrupted or
+// Admit refuses it.
+func runJob(ctx context.Context, j job, now func() time.Time, opts Options) result.Scenario {
+	switch {
+	case ctx.Err() != nil:
+		return unstarted(j.t, j.repeat, j.index, now(), opts.Scenario, result.StopInterrupt, "interrupted before it started")
+	case opts.Admit != nil && !opts.Admit():
+		return unstarted(j.t, j.repeat, j.index, now(), opts.Scenario, result.StopNotRun, "not run: the budget was spent")
+	}
+	if opts.BeforeStart != nil {
+		opts.BeforeStart(ctx, j.t)
+	}
+	if opts.OnStart != nil {
+		opts.OnStart(result.Scenario{Name: j.t.Name, File: j.t.Path, Repeat: j.repeat, Repeats: opts.Scenario.Repeats, Index: j.index})
+	}
+	sopts := opts.Scenario
+	sopts.Index = j.index
+	return scenario.Run(ctx, j.t, j.repeat, sopts)
 }
 
 // Count is how many scenarios Run will report for tasks, repeat and sel (nil: all).

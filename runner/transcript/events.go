@@ -241,3 +241,17 @@ func (e Event) Payload() (any, error) {
 	}
 	return v, nil
 }
+
+// RawArgs is a tool call's arguments as sent, as valid JSON for ToolCall.Args: {} for
+// none, a JSON string for text that is not JSON. The loop and the endpoint both record
+// calls with it, so a transcript shows an agent's arguments one way whoever ran it.
+func RawArgs(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}

@@ -219,3 +219,20 @@ func TestEveryPayloadKnowsItsType(t *testing.T) {
 		assert.Equal(t, reflect.TypeOf(mk()).Elem(), reflect.TypeOf(p), p.Type())
 	}
 }
+
+// TestRawArgs: a call's arguments are recorded as sent when they are JSON, as a JSON
+// string when they are not (the transcript stays valid JSON), and as {} when there are none.
+func TestRawArgs(t *testing.T) {
+	cases := []struct{ raw, want string }{
+		{``, `{}`},
+		{`{"b":1, "a":2}`, `{"b":1, "a":2}`},
+		{`[1]`, `[1]`},
+		{`{"path": "a.go"`, `"{\"path\": \"a.go\""`},
+		{`not json`, `"not json"`},
+	}
+	for _, tc := range cases {
+		got := RawArgs(json.RawMessage(tc.raw))
+		assert.Equal(t, string(got), tc.want, "%q", tc.raw)
+		assert.Assert(t, json.Valid(got))
+	}
+}

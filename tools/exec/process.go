@@ -158,6 +158,7 @@ func (p *Process) Stop(grace time.Duration) {
 	})
 }
 
+// closeFiles closes files, skipping nil ones (pipe ends: Close loses no data).
 func closeFiles(files ...*os.File) {
 	for _, f := range files {
 		if f != nil {

@@ -88,54 +88,26 @@ type outcome struct {
 //
 // One goroutine reads the pipe; the leader is waited for on the calling goroutine.
 func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
-	r, w, err := os.Pipe()
+	p, err := openPipes(s.splitStdout)
 	if err != nil {
-		return outcome{}, fmt.Errorf("create output pipe: %w", err)
+		return outcome{}, err
 	}
 	env, mark := marked(ws, s.env)
-	cmd := &osexec.Cmd{
-		Path:       s.path,
-		Args:       s.args,
-		Dir:        s.dir,
-		Env:        env,
-		Stdout:     w,
-		Stderr:     w,
-		ExtraFiles: s.extra,
-		Stdin:      stdinOf(s),
-		// A new session: a process group to kill as one, and no controlling terminal, so a
-		// command can neither read the user's terminal nor inject input into it.
-		SysProcAttr: newSession(),
-	}
-	var sr, sw *os.File // stdout's own pipe, when split
-	if s.splitStdout {
-		if sr, sw, err = os.Pipe(); err != nil {
-			_ = r.Close() // the error above is the one returned
-			_ = w.Close()
-			return outcome{}, fmt.Errorf("create stdout pipe: %w", err)
-		}
-		cmd.Stdout = sw
-	}
-	closeAll := func(files ...*os.File) {
-		for _, f := range files {
-			if f != nil {
-				_ = f.Close() // a pipe end: Close loses no data
-			}
-		}
-	}
+	cmd := newCommand(s, env, p)
 	out := outcome{sandbox: "none"}
 	if ws.Sandbox != nil {
 		out.sandbox = ws.Sandbox.Name()
 		if err := ws.Sandbox.Wrap(cmd, ws); err != nil {
-			closeAll(r, w, sr, sw)
+			closeFiles(p.r, p.w, p.sr, p.sw)
 			return outcome{}, fmt.Errorf("sandbox %s: %w", ws.Sandbox.Name(), err)
 		}
 	}
-	growPipe(w)
+	growPipe(p.w)
 	start := time.Now()
 	err = startTracked(func() error { return startCommand(ws, cmd) }, func() int { return cmd.Process.Pid }, mark)
-	closeAll(w, sw) // the child holds its own copies; EOF comes when every holder is gone
+	closeFiles(p.w, p.sw) // the child holds its own copies; EOF comes when every holder is gone
 	if err != nil {
-		closeAll(r, sr)
+		closeFiles(p.r, p.sr)
 		release(ws, cmd)
 		return outcome{}, fmt.Errorf("start %s: %w", filepath.Base(s.path), err)
 	}
@@ -144,19 +116,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	tctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	kill := killWhenDone(ctx, tctx, pgid)
-
-	buf := newCapture(OutputLimit)
-	var all io.Writer = buf
-	var stdout *capture
-	var stdoutDrained chan struct{}
-	if sr != nil {
-		// Two readers feed the combined output: it needs a lock.
-		locked := &lockedWriter{w: buf}
-		all, stdout, stdoutDrained = locked, newCapture(OutputLimit), make(chan struct{})
-		go drain(sr, io.MultiWriter(stdout, locked), stdoutDrained)
-	}
-	drained := make(chan struct{})
-	go drain(r, all, drained)
+	rd := readPipes(p)
 
 	// Wait for the leader, without reaping it where the platform can (see awaitLeader),
 	// then kill what is left of its group.
@@ -167,15 +127,7 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	out.duration = time.Since(start)
 	release(ws, cmd)
 	sweepOrphans(ws, pgid)
-	_ = r.SetReadDeadline(time.Now().Add(drainGrace))
-	<-drained
-	_ = r.Close() // the reads are done: Close loses no data
-	if sr != nil {
-		_ = sr.SetReadDeadline(time.Now().Add(drainGrace))
-		<-stdoutDrained
-		_ = sr.Close()
-		out.stdout = stdout.String()
-	}
+	rd.finish(p, &out)
 
 	out.timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if out.timedOut {
@@ -183,8 +135,84 @@ func run(ctx context.Context, ws *tools.Workspace, s spec) (outcome, error) {
 	}
 	out.canceled = ctx.Err() != nil
 	out.exitCode, out.signal = exitStatus(cmd.ProcessState)
-	out.output, out.total, out.dropped = buf.String(), buf.Total(), buf.Dropped()
 	return out, nil
+}
+
+// pipes are a command's output pipes: the one stdout and stderr share, and stdout's own
+// when it is split (sr and sw nil otherwise).
+type pipes struct {
+	r, w   *os.File
+	sr, sw *os.File
+}
+
+func openPipes(splitStdout bool) (pipes, error) {
+	var p pipes
+	var err error
+	if p.r, p.w, err = os.Pipe(); err != nil {
+		return pipes{}, fmt.Errorf("create output pipe: %w", err)
+	}
+	if splitStdout {
+		if p.sr, p.sw, err = os.Pipe(); err != nil {
+			closeFiles(p.r, p.w) // the error above is the one returned
+			return pipes{}, fmt.Errorf("create stdout pipe: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// newCommand is s as a command writing to p, not yet wrapped by a sandbox.
+func newCommand(s spec, env []string, p pipes) *osexec.Cmd {
+	cmd := &osexec.Cmd{
+		Path:       s.path,
+		Args:       s.args,
+		Dir:        s.dir,
+		Env:        env,
+		Stdout:     p.w,
+		Stderr:     p.w,
+		ExtraFiles: s.extra,
+		Stdin:      stdinOf(s),
+		// A new session: a process group to kill as one, and no controlling terminal, so a
+		// command can neither read the user's terminal nor inject input into it.
+		SysProcAttr: newSession(),
+	}
+	if p.sw != nil {
+		cmd.Stdout = p.sw
+	}
+	return cmd
+}
+
+// pipeReaders capture a started command's output: one goroutine per pipe.
+type pipeReaders struct {
+	all, stdout         *capture // stdout nil unless split
+	drained, stdoutDone chan struct{}
+}
+
+func readPipes(p pipes) pipeReaders {
+	rd := pipeReaders{all: newCapture(OutputLimit), drained: make(chan struct{})}
+	var all io.Writer = rd.all
+	if p.sr != nil {
+		// Two readers feed the combined output: it needs a lock.
+		locked := &lockedWriter{w: rd.all}
+		all, rd.stdout, rd.stdoutDone = locked, newCapture(OutputLimit), make(chan struct{})
+		go drain(p.sr, io.MultiWriter(rd.stdout, locked), rd.stdoutDone)
+	}
+	go drain(p.r, all, rd.drained)
+	return rd
+}
+
+// finish reads what is left in the pipes, for at most drainGrace once the command's
+// group is gone, closes them and puts the output in out.
+func (rd pipeReaders) finish(p pipes, out *outcome) {
+	_ = p.r.SetReadDeadline(time.Now().Add(drainGrace))
+	<-rd.drained
+	_ = p.r.Close() // the reads are done: Close loses no data
+	if p.sr != nil {
+		_ = p.sr.SetReadDeadline(time.Now().Add(drainGrace))
+		<-rd.stdoutDone
+		_ = p.sr.Close()
+		out.stdout = rd.stdout.String()
+	}
+	out.output, out.total, out.dropped = rd.all.String(), rd.all.Total(), rd.all.Dropped()
 }
 
 // groupKill kills a command's process group when its context (tctx, under ctx) ends.

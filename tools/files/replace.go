@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/agentrunner/runner/tools"
@@ -58,80 +59,113 @@ func (ReplaceString) Execute(_ context.Context, args tools.Args, ws *tools.Works
 	if perr != nil {
 		return tools.Fail(perr)
 	}
+	content, mode, perr := readToEdit(ws, target, rel)
+	if perr != nil {
+		return tools.Fail(perr)
+	}
+	e := edit{old: args.String("old_string"), new: args.String("new_string")}
+	if !e.locate(content) {
+		return tools.Fail(notFound(rel, content, e.old))
+	}
+	e.replaced = e.positions
+	if !args.Bool("replace_all") {
+		e.replaced = e.positions[:1]
+	}
+	if err := writeAtomic(ws.Root(), target, []byte(e.apply(content)), mode); err != nil {
+		return tools.Fail(tools.FileError(err, rel))
+	}
+	res := e.result(rel, lineNumbers(content, e.positions))
+	res.FilesAffected = []string{target}
+	return res
+}
+
+// readToEdit reads the file at target (rel as the agent named it) for an edit, with its
+// permissions; a missing file, a directory or a file over MaxReadBytes is an error that
+// says what to do instead.
+func readToEdit(ws *tools.Workspace, target, rel string) (string, fs.FileMode, *tools.Error) {
 	fi, err := ws.Root().Stat(target)
 	if err != nil {
-		res := tools.Fail(tools.FileError(err, rel))
-		if res.Error.Code == tools.CodeFileNotFound {
-			res = tools.Failf(tools.CodeFileNotFound, "Check the path with list_dir, or use create_file to make a new file.",
+		res := tools.FileError(err, rel)
+		if res.Code == tools.CodeFileNotFound {
+			res = tools.Errorf(tools.CodeFileNotFound, "Check the path with list_dir, or use create_file to make a new file.",
 				"File '%s' not found", rel)
 		}
-		return res
+		return "", 0, res
 	}
 	if fi.IsDir() {
-		return tools.Failf(tools.CodeIsADirectory, "Give the path of a file.", "'%s' is a directory", rel)
+		return "", 0, tools.Errorf(tools.CodeIsADirectory, "Give the path of a file.", "'%s' is a directory", rel)
 	}
 	if fi.Size() > MaxReadBytes {
-		return tools.Failf(tools.CodeTooLarge, "Use write_file or a terminal command for files this large.",
+		return "", 0, tools.Errorf(tools.CodeTooLarge, "Use write_file or a terminal command for files this large.",
 			"'%s' is %d bytes; replace_string_in_file edits files up to %d bytes", rel, fi.Size(), MaxReadBytes)
 	}
 	data, err := ws.Root().ReadFile(target)
 	if err != nil {
-		return tools.Fail(tools.FileError(err, rel))
+		return "", 0, tools.FileError(err, rel)
 	}
-	content := string(data)
-	oldS, newS := args.String("old_string"), args.String("new_string")
-	positions := find(content, oldS)
-	adapted := ""
-	if len(positions) == 0 {
-		// Models write LF; the file may use CRLF (or the reverse). Match in the file's style
-		// and write the new text in it too, rather than normalizing the whole file.
-		if o, n, how := adaptLineEndings(content, oldS, newS); how != "" {
+	return string(data), fi.Mode().Perm(), nil
+}
+
+// edit is one replace_string_in_file call's replacement.
+type edit struct {
+	old, new  string
+	positions []int  // byte offsets of every occurrence of old
+	replaced  []int  // those replaced: the first, or all
+	adapted   string // the line endings old and new were converted to, if they were
+}
+
+// locate finds old's occurrences in content. Models write LF; the file may use CRLF (or
+// the reverse): failing that, old and new are matched and written in the file's style,
+// rather than the whole file being normalized. false: old is not in content either way.
+func (e *edit) locate(content string) bool {
+	e.positions = find(content, e.old)
+	if len(e.positions) == 0 {
+		if o, n, how := adaptLineEndings(content, e.old, e.new); how != "" {
 			if p := find(content, o); len(p) > 0 {
-				oldS, newS, positions, adapted = o, n, p, how
+				e.old, e.new, e.positions, e.adapted = o, n, p, how
 			}
 		}
 	}
-	if len(positions) == 0 {
-		return tools.Fail(notFound(rel, content, oldS))
-	}
-	replaced := positions
-	if !args.Bool("replace_all") {
-		replaced = positions[:1]
-	}
+	return len(e.positions) > 0
+}
+
+// apply is content with the replaced occurrences of old replaced by new.
+func (e *edit) apply(content string) string {
 	var b strings.Builder
-	b.Grow(len(content) + len(replaced)*(len(newS)-len(oldS)))
+	b.Grow(len(content) + len(e.replaced)*(len(e.new)-len(e.old)))
 	prev := 0
-	for _, p := range replaced {
+	for _, p := range e.replaced {
 		b.WriteString(content[prev:p])
-		b.WriteString(newS)
-		prev = p + len(oldS)
+		b.WriteString(e.new)
+		prev = p + len(e.old)
 	}
 	b.WriteString(content[prev:])
-	if err := writeAtomic(ws.Root(), target, []byte(b.String()), fi.Mode().Perm()); err != nil {
-		return tools.Fail(tools.FileError(err, rel))
-	}
+	return b.String()
+}
 
-	lines := lineNumbers(content, positions)
-	perEdit := max(strings.Count(oldS, "\n"), strings.Count(newS, "\n")) + 1
-	out := fmt.Sprintf("Replaced %s in '%s' (line %s)", plural(len(replaced), "occurrence"), rel, joinInts(lines[:len(replaced)], 20))
-	if len(replaced) > 1 {
-		out = fmt.Sprintf("Replaced %s in '%s' (lines %s)", plural(len(replaced), "occurrence"), rel, joinInts(lines, 20))
+// result reports the edit of rel: where it replaced (lines: each occurrence's line), a
+// warning when it left occurrences alone, and the counts as metadata.
+func (e *edit) result(rel string, lines []int) tools.Result {
+	n := len(e.replaced)
+	perEdit := max(strings.Count(e.old, "\n"), strings.Count(e.new, "\n")) + 1
+	out := fmt.Sprintf("Replaced %s in '%s' (line %s)", plural(n, "occurrence"), rel, joinInts(lines[:n], 20))
+	if n > 1 {
+		out = fmt.Sprintf("Replaced %s in '%s' (lines %s)", plural(n, "occurrence"), rel, joinInts(lines, 20))
 	}
-	if adapted != "" {
-		out += "; matched after converting line endings to " + adapted + ", the file's style"
+	if e.adapted != "" {
+		out += "; matched after converting line endings to " + e.adapted + ", the file's style"
 	}
 	res := tools.OK(out)
-	if len(positions) > len(replaced) {
+	if len(e.positions) > n {
 		warning := fmt.Sprintf("old_string occurs %d times (lines %s); only the first, at line %d, was replaced. "+
 			"Pass replace_all: true to replace them all, or add surrounding lines to old_string to pick one.",
-			len(positions), joinInts(lines, 20), lines[0])
+			len(e.positions), joinInts(lines, 20), lines[0])
 		res.Output += "\nWarning: " + warning
 		res = res.WithMeta("warnings", []string{warning})
 	}
-	res.FilesAffected = []string{target}
-	return res.WithMeta("occurrences_found", len(positions)).
-		WithMeta("occurrences_replaced", len(replaced)).
-		WithMeta("lines_changed", perEdit*len(replaced)).
+	return res.WithMeta("occurrences_found", len(e.positions)).
+		WithMeta("occurrences_replaced", n).
+		WithMeta("lines_changed", perEdit*n).
 		WithMeta("line_numbers", lines)
 }
 

@@ -38,64 +38,14 @@ func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSum
 	var walkErr error
 	go func() {
 		defer close(jobs)
-		var batch []fileRef
-		flush := func() {
-			if len(batch) == 0 {
-				return
-			}
-			run.mu.Lock()
-			first := run.results.grow(len(batch))
-			run.mu.Unlock()
-			select {
-			case jobs <- grepJob{first: first, files: batch}:
-			case <-ctx.Done():
-				for _, f := range batch {
-					w.done(f)
-				}
-			}
-			batch = nil // the worker owns the sent one
-		}
-		w.beforeWait = flush
-		walkErr = w.walk(ctx, plan.target, ancestorIgnores(ws, plan.target), func(f fileRef) bool {
-			if batch == nil {
-				select {
-				case batch = <-spare:
-				default:
-					batch = make([]fileRef, 0, grepBatch)
-				}
-			}
-			batch = append(batch, f)
-			if len(batch) == grepBatch {
-				flush()
-			}
-			return ctx.Err() == nil
-		})
-		flush()
+		walkErr = run.feed(ctx, jobs, spare)
 	}()
-
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
-			var res []fileResult
-			for j := range jobs {
-				res = slices.Grow(res[:0], len(j.files))[:len(j.files)]
-				for i, f := range j.files {
-					res[i] = fileResult{}
-					if int64(j.first+i) <= run.cutoff.Load() && ctx.Err() == nil {
-						res[i], buf = run.search(ws, f, buf)
-					}
-					w.done(f)
-				}
-				run.record(j.first, res)
-				clear(j.files)
-				select {
-				case spare <- j.files[:0]:
-				default:
-				}
-			}
+			run.work(ctx, jobs, spare)
 		}()
 	}
 	wg.Wait()
@@ -106,6 +56,68 @@ func grepTree(ctx context.Context, ws *tools.Workspace, plan *grepPlan) (grepSum
 	sum := run.summary()
 	sum.depthCut = w.depthCut.Load()
 	return sum, nil
+}
+
+// feed walks the tree and sends its files to the workers in numbered batches, taking
+// empty batches from spare when there are any.
+func (r *grepRun) feed(ctx context.Context, jobs chan<- grepJob, spare <-chan []fileRef) error {
+	var batch []fileRef
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		r.mu.Lock()
+		first := r.results.grow(len(batch))
+		r.mu.Unlock()
+		select {
+		case jobs <- grepJob{first: first, files: batch}:
+		case <-ctx.Done():
+			for _, f := range batch {
+				r.w.done(f)
+			}
+		}
+		batch = nil // the worker owns the sent one
+	}
+	r.w.beforeWait = flush
+	err := r.w.walk(ctx, r.plan.target, ancestorIgnores(r.w.ws, r.plan.target), func(f fileRef) bool {
+		if batch == nil {
+			select {
+			case batch = <-spare:
+			default:
+				batch = make([]fileRef, 0, grepBatch)
+			}
+		}
+		batch = append(batch, f)
+		if len(batch) == grepBatch {
+			flush()
+		}
+		return ctx.Err() == nil
+	})
+	flush()
+	return err
+}
+
+// work is one worker: it searches the files of each batch up to the cutoff, records
+// their results and hands the emptied batch back through spare.
+func (r *grepRun) work(ctx context.Context, jobs <-chan grepJob, spare chan<- []fileRef) {
+	var buf []byte
+	var res []fileResult
+	for j := range jobs {
+		res = slices.Grow(res[:0], len(j.files))[:len(j.files)]
+		for i, f := range j.files {
+			res[i] = fileResult{}
+			if int64(j.first+i) <= r.cutoff.Load() && ctx.Err() == nil {
+				res[i], buf = r.search(r.w.ws, f, buf)
+			}
+			r.w.done(f)
+		}
+		r.record(j.first, res)
+		clear(j.files)
+		select {
+		case spare <- j.files[:0]:
+		default:
+		}
+	}
 }
 
 // grepBatch is the most files handed to a worker at once.

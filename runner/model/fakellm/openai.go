@@ -89,91 +89,123 @@ func errorType(status int) string {
 // server-sent events (role, content in pieces, each tool call as a header delta and
 // argument fragments, the finish reason, usage when asked for, [DONE]).
 func openaiBody(reply Reply, rec Request, includeUsage bool) body {
+	c := newOpenAICompletion(reply, rec)
+	if !rec.Stream {
+		return c.whole()
+	}
+	return c.stream(includeUsage)
+}
+
+// openaiCompletion is what the body and each chunk of one answer repeat.
+type openaiCompletion struct {
+	reply  Reply
+	id     string
+	name   string
+	step   int
+	finish goopenai.FinishReason
+	usage  goopenai.Usage
+}
+
+func newOpenAICompletion(reply Reply, rec Request) openaiCompletion {
 	u := usage(reply, len(rec.Messages))
 	st := model.StepOf(rec.Messages)
-	name := rec.Model
-	if name == "" {
-		name = "fake"
+	c := openaiCompletion{reply: reply, id: "chatcmpl-fake-" + strconv.Itoa(st), name: rec.Model, step: st, finish: goopenai.FinishReasonStop,
+		usage: goopenai.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}}
+	if c.name == "" {
+		c.name = "fake"
 	}
-	finish := goopenai.FinishReasonStop
 	if len(reply.ToolCalls) > 0 {
-		finish = goopenai.FinishReasonToolCalls
+		c.finish = goopenai.FinishReasonToolCalls
 	}
-	usage := goopenai.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
 	if u.CachedPromptTokens > 0 {
-		usage.PromptTokensDetails = &goopenai.PromptTokensDetails{CachedTokens: u.CachedPromptTokens}
+		c.usage.PromptTokensDetails = &goopenai.PromptTokensDetails{CachedTokens: u.CachedPromptTokens}
 	}
-	id := "chatcmpl-fake-" + strconv.Itoa(st)
-	if !rec.Stream {
-		msg := goopenai.ChatCompletionMessage{Role: "assistant", Content: reply.Text}
-		for i, c := range reply.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, goopenai.ToolCall{
-				ID: callID(c, st, i), Type: goopenai.ToolTypeFunction,
-				Function: goopenai.FunctionCall{Name: c.Name, Arguments: argsString(c)},
-			})
-		}
-		resp := goopenai.ChatCompletionResponse{
-			ID: id, Object: "chat.completion", Created: 1700000000, Model: name,
-			Choices: []goopenai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: finish}},
-			Usage:   usage,
-		}
-		b, _ := json.Marshal(resp)
-		if reply.ArgsAs == "object" {
-			b = objectArgs(b, reply, false)
-		}
-		return body{contentType: "application/json", chunks: [][]byte{b}}
+	return c
+}
+
+// whole is the answer as one completion object.
+func (c openaiCompletion) whole() body {
+	msg := goopenai.ChatCompletionMessage{Role: "assistant", Content: c.reply.Text}
+	for i, call := range c.reply.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, goopenai.ToolCall{
+			ID: callID(call, c.step, i), Type: goopenai.ToolTypeFunction,
+			Function: goopenai.FunctionCall{Name: call.Name, Arguments: argsString(call)},
+		})
 	}
+	resp := goopenai.ChatCompletionResponse{
+		ID: c.id, Object: "chat.completion", Created: 1700000000, Model: c.name,
+		Choices: []goopenai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: c.finish}},
+		Usage:   c.usage,
+	}
+	b, _ := json.Marshal(resp)
+	if c.reply.ArgsAs == "object" {
+		b = objectArgs(b, c.reply, false)
+	}
+	return body{contentType: "application/json", chunks: [][]byte{b}}
+}
+
+// stream is the answer as server-sent events.
+func (c openaiCompletion) stream(includeUsage bool) body {
 	b := body{contentType: "text/event-stream", stream: true}
-	event := func(delta goopenai.ChatCompletionStreamChoiceDelta, fin goopenai.FinishReason, callIdx int) {
-		chunk := goopenai.ChatCompletionStreamResponse{
-			ID: id, Object: "chat.completion.chunk", Created: 1700000000, Model: name,
-			Choices: []goopenai.ChatCompletionStreamChoice{{Index: 0, Delta: delta, FinishReason: fin}},
-		}
-		data, _ := json.Marshal(chunk)
-		if callIdx >= 0 && reply.ArgsAs == "object" && reply.ToolCalls[callIdx].RawArgs == nil {
-			data = objectArgs(data, Reply{ToolCalls: []Call{reply.ToolCalls[callIdx]}}, true)
-		}
-		b.chunks = append(b.chunks, sse(data))
+	c.event(&b, goopenai.ChatCompletionStreamChoiceDelta{Role: "assistant"}, "", -1)
+	for _, piece := range split(c.reply.Text) {
+		c.event(&b, goopenai.ChatCompletionStreamChoiceDelta{Content: piece}, "", -1)
 	}
-	event(goopenai.ChatCompletionStreamChoiceDelta{Role: "assistant"}, "", -1)
-	for _, piece := range split(reply.Text) {
-		event(goopenai.ChatCompletionStreamChoiceDelta{Content: piece}, "", -1)
+	for i := range c.reply.ToolCalls {
+		c.callEvents(&b, i)
 	}
-	for i, c := range reply.ToolCalls {
-		idx := i
-		args := argsString(c)
-		if reply.ArgsAs == "object" && c.RawArgs == nil {
-			// An object cannot come in fragments: it arrives whole, in the header delta.
-			event(goopenai.ChatCompletionStreamChoiceDelta{ToolCalls: []goopenai.ToolCall{{
-				Index: &idx, ID: callID(c, st, i), Type: goopenai.ToolTypeFunction,
-				Function: goopenai.FunctionCall{Name: c.Name, Arguments: args},
-			}}}, "", i)
-			continue
-		}
-		event(goopenai.ChatCompletionStreamChoiceDelta{ToolCalls: []goopenai.ToolCall{{
-			Index: &idx, ID: callID(c, st, i), Type: goopenai.ToolTypeFunction,
-			Function: goopenai.FunctionCall{Name: c.Name},
-		}}}, "", -1)
-		half := len(args) / 2
-		for _, frag := range []string{args[:half], args[half:]} {
-			if frag == "" {
-				continue
-			}
-			event(goopenai.ChatCompletionStreamChoiceDelta{ToolCalls: []goopenai.ToolCall{{
-				Index: &idx, Function: goopenai.FunctionCall{Arguments: frag},
-			}}}, "", -1)
-		}
-	}
-	event(goopenai.ChatCompletionStreamChoiceDelta{}, finish, -1)
+	c.event(&b, goopenai.ChatCompletionStreamChoiceDelta{}, c.finish, -1)
 	if includeUsage {
 		data, _ := json.Marshal(goopenai.ChatCompletionStreamResponse{
-			ID: id, Object: "chat.completion.chunk", Created: 1700000000, Model: name,
-			Choices: []goopenai.ChatCompletionStreamChoice{}, Usage: &usage,
+			ID: c.id, Object: "chat.completion.chunk", Created: 1700000000, Model: c.name,
+			Choices: []goopenai.ChatCompletionStreamChoice{}, Usage: &c.usage,
 		})
 		b.chunks = append(b.chunks, sse(data))
 	}
 	b.chunks = append(b.chunks, []byte("data: [DONE]\n\n"))
 	return b
+}
+
+// callEvents streams tool call i: a header delta, then its arguments in two fragments.
+func (c openaiCompletion) callEvents(b *body, i int) {
+	call := c.reply.ToolCalls[i]
+	idx := i
+	args := argsString(call)
+	if c.reply.ArgsAs == "object" && call.RawArgs == nil {
+		// An object cannot come in fragments: it arrives whole, in the header delta.
+		c.event(b, goopenai.ChatCompletionStreamChoiceDelta{ToolCalls: []goopenai.ToolCall{{
+			Index: &idx, ID: callID(call, c.step, i), Type: goopenai.ToolTypeFunction,
+			Function: goopenai.FunctionCall{Name: call.Name, Arguments: args},
+		}}}, "", i)
+		return
+	}
+	c.event(b, goopenai.ChatCompletionStreamChoiceDelta{ToolCalls: []goopenai.ToolCall{{
+		Index: &idx, ID: callID(call, c.step, i), Type: goopenai.ToolTypeFunction,
+		Function: goopenai.FunctionCall{Name: call.Name},
+	}}}, "", -1)
+	half := len(args) / 2
+	for _, frag := range []string{args[:half], args[half:]} {
+		if frag == "" {
+			continue
+		}
+		c.event(b, goopenai.ChatCompletionStreamChoiceDelta{ToolCalls: []goopenai.ToolCall{{
+			Index: &idx, Function: goopenai.FunctionCall{Arguments: frag},
+		}}}, "", -1)
+	}
+}
+
+// event adds one chunk; callIdx >= 0 names the tool call whose arguments it carries
+// whole, sent as an object when the reply asks for it.
+func (c openaiCompletion) event(b *body, delta goopenai.ChatCompletionStreamChoiceDelta, fin goopenai.FinishReason, callIdx int) {
+	chunk := goopenai.ChatCompletionStreamResponse{
+		ID: c.id, Object: "chat.completion.chunk", Created: 1700000000, Model: c.name,
+		Choices: []goopenai.ChatCompletionStreamChoice{{Index: 0, Delta: delta, FinishReason: fin}},
+	}
+	data, _ := json.Marshal(chunk)
+	if callIdx >= 0 && c.reply.ArgsAs == "object" && c.reply.ToolCalls[callIdx].RawArgs == nil {
+		data = objectArgs(data, Reply{ToolCalls: []Call{c.reply.ToolCalls[callIdx]}}, true)
+	}
+	b.chunks = append(b.chunks, sse(data))
 }
 
 func sse(data []byte) []byte {

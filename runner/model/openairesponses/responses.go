@@ -18,11 +18,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentrunner/runner/runner/model"
+	"github.com/agentrunner/runner/runner/model/internal/openaierr"
 	"github.com/agentrunner/runner/runner/model/internal/toolcache"
 	"github.com/agentrunner/runner/runner/model/internal/wire"
 	"github.com/agentrunner/runner/tools"
@@ -310,30 +310,5 @@ func renderTools(specs []tools.Spec) ([]goopenai.ResponseTool, error) {
 
 // providerError maps go-openai's errors to a classified ProviderError.
 func (m *Model) providerError(err error, capture *wire.Capture) error {
-	return model.ClassifyError("openai-responses", m.Host(), err, func(err error) error { return m.classify(err, capture) })
-}
-
-// classify reads go-openai's error types, with the status and Retry-After the capture
-// saw; nil for other errors.
-func (m *Model) classify(err error, capture *wire.Capture) error {
-	status, retryAfterHeader := capture.Status()
-	retryAfter, _ := model.ParseRetryAfter(retryAfterHeader, time.Now())
-	var apiErr *goopenai.APIError
-	var reqErr *goopenai.RequestError
-	switch {
-	case errors.As(err, &apiErr) && (apiErr.HTTPStatusCode != 0 || status != 0):
-		code := apiErr.HTTPStatusCode
-		if code == 0 {
-			code = status
-		}
-		return model.HTTPError("openai-responses", m.Host(), code, apiErr.Message, retryAfter, err)
-	case errors.As(err, &reqErr):
-		// Not an error object: what a proxy sent, if anything (the status says the rest).
-		msg := strings.TrimSpace(string(reqErr.Body))
-		return model.HTTPError("openai-responses", m.Host(), reqErr.HTTPStatusCode, msg, retryAfter, err)
-	case apiErr != nil:
-		// An error object inside a 200 stream: the server gave up mid-answer.
-		return &model.ProviderError{Provider: "openai-responses", Host: m.Host(), Message: apiErr.Message, Err: err}
-	}
-	return nil
+	return model.ClassifyError("openai-responses", m.Host(), err, func(err error) error { return openaierr.Classify("openai-responses", m.Host(), err, capture) })
 }

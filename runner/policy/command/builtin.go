@@ -270,16 +270,7 @@ func checkFindDelete(c *checker, cmd *simpleCmd) string {
 	if len(starts) == 0 {
 		starts = []arg{{Value: "."}}
 	}
-	for _, s := range starts {
-		abs, ok := c.resolve(s, cmd.Cwd)
-		if !ok {
-			return fmt.Sprintf("deletes files under %s, whose location is unknown", s.Value)
-		}
-		if !c.inside(abs) {
-			return fmt.Sprintf("deletes files under %s, which is outside the workspace", abs)
-		}
-	}
-	return ""
+	return c.firstOutside(starts, cmd.Cwd, "deletes files under %s")
 }
 
 func checkChmodRecursive(c *checker, cmd *simpleCmd) string {
@@ -314,13 +305,21 @@ func checkChmodRecursive(c *checker, cmd *simpleCmd) string {
 	if !reference {
 		pos = pos[1:]
 	}
-	for _, t := range pos {
-		abs, ok := c.resolve(t, cmd.Cwd)
+	return c.firstOutside(pos, cmd.Cwd, "changes %s recursively")
+}
+
+// firstOutside describes the first of targets (relative to cwd) that a recursive change
+// could reach outside the workspace with: one outside it, or one whose location is
+// unknown before the command runs (counted as outside). what says what the command does
+// to it ("changes %s recursively"); "" when every target is inside.
+func (c *checker) firstOutside(targets []arg, cwd, what string) string {
+	for _, t := range targets {
+		abs, ok := c.resolve(t, cwd)
 		if !ok {
-			return fmt.Sprintf("changes %s recursively, whose location is unknown", t.Value)
+			return fmt.Sprintf(what, t.Value) + ", whose location is unknown"
 		}
 		if !c.inside(abs) {
-			return fmt.Sprintf("changes %s recursively, which is outside the workspace", abs)
+			return fmt.Sprintf(what, abs) + ", which is outside the workspace"
 		}
 	}
 	return ""

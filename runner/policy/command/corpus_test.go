@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -370,6 +371,24 @@ func TestOrdinaryAllowed(t *testing.T) {
 	for _, line := range ordinary {
 		if v := Check(line, testOpts); !v.Allowed {
 			t.Errorf("%q denied by %s: %s", line, v.Name, v.Reason)
+		}
+	}
+}
+
+// TestRecursiveTargetReasons: find -delete and chmod/chown -R name the first target that
+// is outside the workspace, or whose location is unknown (counted as outside), and say
+// which.
+func TestRecursiveTargetReasons(t *testing.T) {
+	cases := []struct{ line, reason string }{
+		{"find /var/log -delete", "deletes files under /var/log, which is outside the workspace"},
+		{"find src $DIR -delete", "deletes files under $DIR, whose location is unknown"},
+		{"chmod -R 777 build /etc", "changes /etc recursively, which is outside the workspace"},
+		{"chown -R me $X", "changes $X recursively, whose location is unknown"},
+	}
+	for _, tc := range cases {
+		v := Check(tc.line, testOpts)
+		if v.Allowed || !strings.HasSuffix(v.Reason, "` "+tc.reason) {
+			t.Errorf("%q: allowed %v, reason %q, want it to end %q", tc.line, v.Allowed, v.Reason, tc.reason)
 		}
 	}
 }

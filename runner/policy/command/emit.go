@@ -223,6 +223,8 @@ func (w *walker) cd(cmd *simpleCmd, sc *scope) {
 	}
 }
 
+// joinArgs is args as one word, as echo prints them: joined by spaces, fetched or
+// unknown if any of them is.
 func joinArgs(args []arg) arg {
 	out := arg{}
 	for i, a := range args {

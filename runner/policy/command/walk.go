@@ -335,15 +335,7 @@ func echoed(st *syntax.Stmt, added []*simpleCmd) *arg {
 	for len(args) > 0 && c.Name() == "echo" && strings.HasPrefix(args[0].Value, "-") {
 		args = args[1:]
 	}
-	out := arg{}
-	for i, a := range args {
-		if i > 0 {
-			out.Value += " "
-		}
-		out.Value += a.Value
-		out.Fetch = out.Fetch || a.Fetch
-		out.Unknown = out.Unknown || a.Unknown
-	}
+	out := joinArgs(args)
 	if c.Name() == "printf" && len(args) > 0 {
 		// printf interprets its format: decode escapes (printf '\162m -rf /' prints rm -rf /);
 		// with conversions (%s, %b) what it prints is not followed.

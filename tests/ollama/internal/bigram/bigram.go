@@ -179,29 +179,48 @@ func (m Model) WriteShapedGGUF(path string, shape Shape) error {
 		tokens = append(tokens, fmt.Sprintf("<|pad_%d|>", i))
 		types = append(types, typeControl)
 	}
-	v, width := sh.Vocab, sh.Width
-	headDim := width / sh.Heads
-	ctx := m.ContextLength
-	if sh.ContextLength > 0 {
-		ctx = sh.ContextLength
+	kv := sh.metadata(m.contextLength(sh), tokens, types)
+	ts := sh.tensors(next) // one entry per used token
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	if ctx == 0 {
-		ctx = 4096
+	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
+		_ = f.Close() // the error above is the one returned
+		return fmt.Errorf("bigram: write %s: %w", path, err)
 	}
-	kv := ggml.KV{
+	return f.Close()
+}
+
+// contextLength is the trained context length the file declares: the shape's, else the
+// model's, else 4096.
+func (m Model) contextLength(sh Shape) int {
+	switch {
+	case sh.ContextLength > 0:
+		return sh.ContextLength
+	case m.ContextLength != 0:
+		return m.ContextLength
+	}
+	return 4096
+}
+
+// metadata is the file's key-value header: a Llama architecture of shape sh, and a GPT-2
+// tokenizer over tokens.
+func (sh Shape) metadata(ctx int, tokens []string, types []int32) ggml.KV {
+	return ggml.KV{
 		"general.architecture":                   "llama",
 		"general.name":                           "bigram",
 		"general.file_type":                      uint32(1), // mostly F16
 		"llama.block_count":                      uint32(sh.Layers),
 		"llama.context_length":                   uint32(ctx),
-		"llama.embedding_length":                 uint32(width),
+		"llama.embedding_length":                 uint32(sh.Width),
 		"llama.feed_forward_length":              uint32(sh.FFN),
 		"llama.attention.head_count":             uint32(sh.Heads),
 		"llama.attention.head_count_kv":          uint32(sh.KVHeads),
 		"llama.attention.layer_norm_rms_epsilon": float32(1e-5),
-		"llama.rope.dimension_count":             uint32(headDim),
+		"llama.rope.dimension_count":             uint32(sh.Width / sh.Heads),
 		"llama.rope.freq_base":                   float32(10000),
-		"llama.vocab_size":                       uint32(v),
+		"llama.vocab_size":                       uint32(sh.Vocab),
 		"tokenizer.ggml.model":                   "gpt2",
 		"tokenizer.ggml.pre":                     "default",
 		"tokenizer.ggml.tokens":                  tokens,
@@ -212,53 +231,58 @@ func (m Model) WriteShapedGGUF(path string, shape Shape) error {
 		"tokenizer.ggml.add_bos_token":           false,
 		"tokenizer.ggml.add_eos_token":           false,
 	}
+}
 
+// tensors are the model's weights: the bigram table in the embeddings and the output,
+// which next gives for each used token, and layers that compute but change nothing.
+func (sh Shape) tensors(next []int) []*ggml.Tensor {
+	width, v := sh.Width, sh.Vocab
 	// Row t of the embeddings is token t's one-hot vector (the padding tokens' rows are
 	// zero: no text produces them); row n of the output feeds n = next(i) from column i.
 	embd := sparse{ne0: width, ne1: v, at: map[int]float32{}}
 	out := sparse{ne0: width, ne1: v, at: map[int]float32{}}
-	for t := range used {
+	for t, n := range next {
 		embd.at[t*width+t] = 1
-		out.at[next[t]*width+t] = gap
-	}
-	ones := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = 1
-		}
-		return s
+		out.at[n*width+t] = gap
 	}
 	ts := []*ggml.Tensor{
 		embd.tensor("token_embd.weight"),
 		out.tensor("output.weight"),
 		f32("output_norm.weight", ones(width), width),
 	}
-	kvDim := sh.KVHeads * headDim
 	for l := range sh.Layers {
-		blk := func(name string) string { return fmt.Sprintf("blk.%d.%s", l, name) }
-		ts = append(ts,
-			f32(blk("attn_norm.weight"), ones(width), width),
-			f32(blk("ffn_norm.weight"), ones(width), width),
-			// Small weights: the attention and the gated feed-forward compute for real...
-			noise(blk("attn_q.weight"), width, sh.Heads*headDim, uint64(l)*8+1),
-			noise(blk("attn_k.weight"), width, kvDim, uint64(l)*8+2),
-			noise(blk("attn_v.weight"), width, kvDim, uint64(l)*8+3),
-			noise(blk("ffn_gate.weight"), width, sh.FFN, uint64(l)*8+4),
-			noise(blk("ffn_up.weight"), width, sh.FFN, uint64(l)*8+5),
-			// ...and their output projections are zero: nothing reaches the residual stream.
-			sparse{ne0: sh.Heads * headDim, ne1: width}.tensor(blk("attn_output.weight")),
-			sparse{ne0: sh.FFN, ne1: width}.tensor(blk("ffn_down.weight")),
-		)
+		ts = append(ts, sh.layer(l)...)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+	return ts
+}
+
+// layer is block l's tensors.
+func (sh Shape) layer(l int) []*ggml.Tensor {
+	width, headDim := sh.Width, sh.Width/sh.Heads
+	kvDim := sh.KVHeads * headDim
+	blk := func(name string) string { return fmt.Sprintf("blk.%d.%s", l, name) }
+	return []*ggml.Tensor{
+		f32(blk("attn_norm.weight"), ones(width), width),
+		f32(blk("ffn_norm.weight"), ones(width), width),
+		// Small weights: the attention and the gated feed-forward compute for real...
+		noise(blk("attn_q.weight"), width, sh.Heads*headDim, uint64(l)*8+1),
+		noise(blk("attn_k.weight"), width, kvDim, uint64(l)*8+2),
+		noise(blk("attn_v.weight"), width, kvDim, uint64(l)*8+3),
+		noise(blk("ffn_gate.weight"), width, sh.FFN, uint64(l)*8+4),
+		noise(blk("ffn_up.weight"), width, sh.FFN, uint64(l)*8+5),
+		// ...and their output projections are zero: nothing reaches the residual stream.
+		sparse{ne0: sh.Heads * headDim, ne1: width}.tensor(blk("attn_output.weight")),
+		sparse{ne0: sh.FFN, ne1: width}.tensor(blk("ffn_down.weight")),
 	}
-	if err := ggml.WriteGGUF(f, kv, ts); err != nil {
-		_ = f.Close() // the error above is the one returned
-		return fmt.Errorf("bigram: write %s: %w", path, err)
+}
+
+// ones is n ones (the norms' weights: the identity).
+func ones(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = 1
 	}
-	return f.Close()
+	return s
 }
 
 // sparse is an F16 tensor of shape [ne0, ne1] that is zero but at a few indexes,
