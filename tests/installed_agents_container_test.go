@@ -1,0 +1,134 @@
+package tests
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/agentrunner/runner/runner/model/fakellm"
+	"github.com/agentrunner/runner/runner/result"
+	"github.com/agentrunner/runner/tools/exec/container"
+	"github.com/agentrunner/runner/tools/exec/container/containertest"
+)
+
+// imageMarker is a file only the agents' test image has, holding imageMarkerText: a
+// command that reads it ran in the container.
+const imageMarker, imageMarkerText = "/etc/runner-agent-image", "made-in-the-image"
+
+// agentImageContext writes the build context of an image for a into dir: the busybox base
+// with a's native program on PATH under the name its kind's row runs, the shared libraries
+// ldd says it loads, at the paths it loads them from (none for a static program), and
+// imageMarker. The files are hard-linked into the context (copied across file systems),
+// so the context costs no disk, and its content hash, hence the image's tag, stays the
+// same from run to run: the image is built once and reused until a file changes.
+func agentImageContext(t *testing.T, a installedAgent, agents, dir string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the agents' native programs in tests/agents are linux/amd64 ones")
+	}
+	native := filepath.Join(agents, "node_modules", a.native)
+	files := map[string]string{"/usr/local/bin/" + a.program: native} // path in the image: the host's
+	for _, p := range append([]string{native}, a.inImage...) {
+		files[p] = p
+		for _, lib := range sharedLibraries(t, p) {
+			files[lib] = lib
+		}
+	}
+	delete(files, native)
+	for dst, src := range files {
+		linkOrCopy(t, src, filepath.Join(dir, "rootfs", dst))
+	}
+	dockerfile := "FROM " + containertest.BaseImage + "\nCOPY rootfs/ /\nRUN echo " + imageMarkerText + " > " + imageMarker + "\n"
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644))
+}
+
+// sharedLibraries returns the paths of the libraries program loads, the dynamic loader
+// among them, as ldd prints them; none for a static program.
+func sharedLibraries(t *testing.T, program string) []string {
+	t.Helper()
+	out, err := exec.Command("ldd", program).CombinedOutput()
+	if err != nil {
+		assert.Assert(t, is.Contains(string(out), "not a dynamic executable"), "ldd %s: %v", program, err)
+		return nil
+	}
+	var libs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "/") {
+				libs = append(libs, f)
+				break
+			}
+		}
+	}
+	return libs
+}
+
+// linkOrCopy makes dst the file src names (through any links): a hard link, or a copy
+// where one cannot be made.
+func linkOrCopy(t *testing.T, src, dst string) {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(src)
+	assert.NilError(t, err)
+	assert.NilError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+	if os.Link(real, dst) == nil {
+		return
+	}
+	in, err := os.Open(real)
+	assert.NilError(t, err)
+	defer func() { _ = in.Close() }() // read only
+	fi, err := in.Stat()
+	assert.NilError(t, err)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
+	assert.NilError(t, err)
+	_, err = io.Copy(out, in)
+	assert.NilError(t, err)
+	assert.NilError(t, out.Close())
+}
+
+// The real Claude Code and Codex CLI in the task's container (their native programs in an
+// image built FROM the busybox base, no node), driven through runner's endpoint by the
+// scripted model as TestInstalledAgentsPassFailAndReplay drives them on the host: the
+// agent writes a file, runs a command and patches the file through its own tools, and
+// passes; its command read a file only the image has, so it ran in the container. Given a
+// wrong answer it fails. The attack: with the provider's key in runner's environment, the
+// agent's own shell tool searches its whole view in the container (its environment,
+// /proc, every file outside /proc, /sys and /dev) and finds nothing. No container is left.
+func TestInstalledAgentsInAContainer(t *testing.T) {
+	t.Parallel()
+	const half1, half2 = "sk-e2e-agentbox", "-provider-key-b0c5b0c5"
+	for _, a := range installedAgents {
+		t.Run(a.kind, func(t *testing.T) {
+			t.Parallel()
+			agents := a.agentsDir(t)
+			e := containertest.Engine(t)
+			dir := t.TempDir()
+			agentImageContext(t, a, agents, filepath.Join(dir, "env"))
+			srv := fakellm.Start(fakellm.Script{Routes: append(passFailRoutes(a, "cat hello.txt && cat "+imageMarker+" > ran.txt"),
+				fakellm.Route{Match: "KEY-TASK", Replies: []fakellm.Reply{calls(a.run(keyGrep)), fakellm.Text("Searched.")}})})
+			defer srv.Close()
+			env := "environment: {dockerfile: env/Dockerfile}\n"
+			writePassFailTasks(t, dir, a, env, imageMarkerText)
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, "key.yaml"), []byte(agentTask(a, "key", "KEY-TASK Look for the key.",
+				env+"env: {K1: "+half1+", K2: "+half2+"}\nmax_steps: 4\ntimeout: 2m\nassert:\n  - file_absent: leak.txt\n  - file_exists: searched.txt\n")), 0o644))
+
+			out, runID := t.TempDir(), container.NewRunID()
+			res := runner(t, run{Args: []string{"run", "-j", "3", "--model", "openai:fake", "--engine", e.Path, "--run-id", runID, "--out", out, dir},
+				Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=" + half1 + half2, "ANTHROPIC_API_KEY=" + half1 + half2}, Timeout: 4 * time.Minute})
+			assert.Equal(t, res.Code, 1, "wrong fails\n"+res.Stdout+res.Stderr)
+			checkPassFail(t, out, a)
+			right := readResult(t, filepath.Join(out, "right", "result.json"))
+			assert.Check(t, is.Equal(right.Sandbox, e.Name()))
+			key := readResult(t, filepath.Join(out, "key", "result.json"))
+			assert.Check(t, is.Equal(key.Status, result.Passed), "the agent found the provider's key, or did not search: %s", key.Reason)
+			assert.Check(t, is.Equal(leftovers(t, e, runID), ""))
+		})
+	}
+}
