@@ -46,7 +46,9 @@ func agentImageContext(t *testing.T, a installedAgent, agents, dir string) {
 	for dst, src := range files {
 		linkOrCopy(t, src, filepath.Join(dir, "rootfs", dst))
 	}
-	dockerfile := "FROM " + containertest.BaseImage + "\nCOPY rootfs/ /\nRUN echo " + imageMarkerText + " > " + imageMarker + "\n"
+	// busybox-base's /tmp is root's (0755): Claude Code run as another user fails with
+	// "EACCES: permission denied, mkdir '/tmp/claude-1000'".
+	dockerfile := "FROM " + containertest.BaseImage + "\nCOPY rootfs/ /\nRUN chmod 1777 /tmp && echo " + imageMarkerText + " > " + imageMarker + "\n"
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644))
 }
 
@@ -100,7 +102,8 @@ func linkOrCopy(t *testing.T, src, dst string) {
 // passes; its command read a file only the image has, so it ran in the container. Given a
 // wrong answer it fails. The attack: with the provider's key in runner's environment, the
 // agent's own shell tool searches its whole view in the container (its environment,
-// /proc, every file outside /proc, /sys and /dev) and finds nothing. No container is left.
+// /proc, every file outside /proc, /sys and /dev) and finds nothing. As another user
+// than root (podman makes the workdir its home) the agent works too. No container is left.
 func TestInstalledAgentsInAContainer(t *testing.T) {
 	t.Parallel()
 	const half1, half2 = "sk-e2e-agentbox", "-provider-key-b0c5b0c5"
@@ -119,8 +122,13 @@ func TestInstalledAgentsInAContainer(t *testing.T) {
 			assert.NilError(t, os.WriteFile(filepath.Join(dir, "key.yaml"), []byte(agentTask(a, "key", "KEY-TASK Look for the key.",
 				env+"env: {K1: "+half1+", K2: "+half2+"}\nmax_steps: 4\ntimeout: 2m\nassert:\n  - file_absent: leak.txt\n  - file_exists: searched.txt\n")), 0o644))
 
+			// Another user than root: the image's /tmp must be writable for Claude Code.
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, "asuser.yaml"), []byte(agentTask(a, "asuser", "RIGHT-TASK Do it as user 1000.",
+				strings.Replace(env, "}", `, user: "1000:1000"}`, 1)+"max_steps: 8\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"+
+					"  - file_contains: {path: ran.txt, text: "+imageMarkerText+"}\n  - command: {run: 'test \"$(stat -c %u ran.txt)\" = 1000'}\n")), 0o644))
+
 			out, runID := t.TempDir(), container.NewRunID()
-			res := runner(t, run{Args: []string{"run", "-j", "3", "--model", "openai:fake", "--engine", e.Path, "--run-id", runID, "--out", out, dir},
+			res := runner(t, run{Args: []string{"run", "-j", "4", "--model", "openai:fake", "--engine", e.Path, "--run-id", runID, "--out", out, dir},
 				Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=" + half1 + half2, "ANTHROPIC_API_KEY=" + half1 + half2}, Timeout: 4 * time.Minute})
 			assert.Equal(t, res.Code, 1, "wrong fails\n"+res.Stdout+res.Stderr)
 			checkPassFail(t, out, a)
@@ -128,6 +136,8 @@ func TestInstalledAgentsInAContainer(t *testing.T) {
 			assert.Check(t, is.Equal(right.Sandbox, e.Name()))
 			key := readResult(t, filepath.Join(out, "key", "result.json"))
 			assert.Check(t, is.Equal(key.Status, result.Passed), "the agent found the provider's key, or did not search: %s", key.Reason)
+			asUser := readResult(t, filepath.Join(out, "asuser", "result.json"))
+			assert.Check(t, is.Equal(asUser.Status, result.Passed), asUser.Reason)
 			assert.Check(t, is.Equal(leftovers(t, e, runID), ""))
 		})
 	}
