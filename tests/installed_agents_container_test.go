@@ -19,6 +19,12 @@ import (
 	"github.com/agentrunner/runner/tools/exec/container/containertest"
 )
 
+// The real Claude Code and Codex CLI inside the task's container, as an image built for
+// them would hold them: their native programs from the pinned npm install (Codex's is a
+// static musl executable; Claude Code's needs the C library, taken from the host with
+// ldd) copied into the busybox base image, no node. runner's endpoint reaches them
+// through the forwarder bound into the container.
+
 // imageMarker is a file only the agents' test image has, holding imageMarkerText: a
 // command that reads it ran in the container.
 const imageMarker, imageMarkerText = "/etc/runner-agent-image", "made-in-the-image"
@@ -95,15 +101,24 @@ func linkOrCopy(t *testing.T, src, dst string) {
 	assert.NilError(t, out.Close())
 }
 
-// The real Claude Code and Codex CLI in the task's container (their native programs in an
-// image built FROM the busybox base, no node), driven through runner's endpoint by the
-// scripted model as TestInstalledAgentsPassFailAndReplay drives them on the host: the
-// agent writes a file, runs a command and patches the file through its own tools, and
-// passes; its command read a file only the image has, so it ran in the container. Given a
-// wrong answer it fails. The attack: with the provider's key in runner's environment, the
-// agent's own shell tool searches its whole view in the container (its environment,
-// /proc, every file outside /proc, /sys and /dev) and finds nothing. As another user
-// than root (podman makes the workdir its home) the agent works too. No container is left.
+// runWaiting is a call of a's shell tool that waits up to two minutes for cmd: Codex's
+// exec_command returns after 10 s by default, the command left running, and Claude Code's
+// Bash after 2 minutes.
+func (a installedAgent) runWaiting(cmd string) fakellm.Call {
+	if a.kind == "codex" {
+		return fakellm.NewCall("exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 120000})
+	}
+	return a.run(cmd)
+}
+
+// Each program in its image, driven as TestInstalledAgentsPassFailAndReplay drives it on
+// the host: it writes and patches a file and runs a command through its own tools, and
+// passes; the command read a file only the image has, so it ran in the container. Given a
+// wrong answer it fails. As another user than root (podman makes the workdir its home) it
+// passes too. The attack: with the provider's key in runner's environment, its own shell
+// tool searches its whole view in the container (its environment, /proc, every file
+// outside /proc, /sys and /dev, its own program included) and finds nothing; the control,
+// the same search with the key in the task's env:, finds it. No container is left.
 func TestInstalledAgentsInAContainer(t *testing.T) {
 	t.Parallel()
 	const half1, half2 = "sk-e2e-agentbox", "-provider-key-b0c5b0c5"
@@ -114,31 +129,47 @@ func TestInstalledAgentsInAContainer(t *testing.T) {
 			e := containertest.Engine(t)
 			dir := t.TempDir()
 			agentImageContext(t, a, agents, filepath.Join(dir, "env"))
+			search := []fakellm.Reply{calls(a.runWaiting(keyGrep)), fakellm.Text("Searched.")}
 			srv := fakellm.Start(fakellm.Script{Routes: append(passFailRoutes(a, "cat hello.txt && cat "+imageMarker+" > ran.txt"),
-				fakellm.Route{Match: "KEY-TASK", Replies: []fakellm.Reply{calls(a.run(keyGrep)), fakellm.Text("Searched.")}})})
+				fakellm.Route{Match: "KEY-TASK", Replies: search}, fakellm.Route{Match: "CONTROL-TASK", Replies: search})})
 			defer srv.Close()
 			env := "environment: {dockerfile: env/Dockerfile}\n"
 			writePassFailTasks(t, dir, a, env, imageMarkerText)
-			assert.NilError(t, os.WriteFile(filepath.Join(dir, "key.yaml"), []byte(agentTask(a, "key", "KEY-TASK Look for the key.",
-				env+"env: {K1: "+half1+", K2: "+half2+"}\nmax_steps: 4\ntimeout: 2m\nassert:\n  - file_absent: leak.txt\n  - file_exists: searched.txt\n")), 0o644))
-
-			// Another user than root: the image's /tmp must be writable for Claude Code.
-			assert.NilError(t, os.WriteFile(filepath.Join(dir, "asuser.yaml"), []byte(agentTask(a, "asuser", "RIGHT-TASK Do it as user 1000.",
-				strings.Replace(env, "}", `, user: "1000:1000"}`, 1)+"max_steps: 8\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"+
-					"  - file_contains: {path: ran.txt, text: "+imageMarkerText+"}\n  - command: {run: 'test \"$(stat -c %u ran.txt)\" = 1000'}\n")), 0o644))
+			keyEnv := "env: {K1: " + half1 + ", K2: " + half2 + "}\n"
+			for name, body := range map[string]string{
+				"key": agentTask(a, "key", "KEY-TASK Look for the key.", env+keyEnv+"max_steps: 4\ntimeout: 2m\nassert:\n  - file_absent: leak.txt\n  - file_exists: searched.txt\n"),
+				// The control: the same search finds the key where the task put it.
+				"control": agentTask(a, "control", "CONTROL-TASK Look for the key.", env+strings.Replace(keyEnv, "}", ", LEAKED: "+half1+half2+"}", 1)+
+					"max_steps: 4\ntimeout: 2m\nassert:\n  - file_absent: leak.txt\n"),
+				// Another user than root: the image's /tmp must be writable for Claude Code.
+				"asuser": agentTask(a, "asuser", "RIGHT-TASK Do it as user 1000.", strings.Replace(env, "}", `, user: "1000:1000"}`, 1)+
+					"max_steps: 8\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"+
+					"  - file_contains: {path: ran.txt, text: "+imageMarkerText+"}\n  - command: {run: 'test \"$(stat -c %u ran.txt)\" = 1000'}\n"),
+			} {
+				assert.NilError(t, os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(body), 0o644))
+			}
 
 			out, runID := t.TempDir(), container.NewRunID()
-			res := runner(t, run{Args: []string{"run", "-j", "4", "--model", "openai:fake", "--engine", e.Path, "--run-id", runID, "--out", out, dir},
+			res := runner(t, run{Args: []string{"run", "-j", "5", "--model", "openai:fake", "--engine", e.Path, "--run-id", runID, "--out", out, "--keep-workspaces", dir},
 				Env: []string{"OPENAI_BASE_URL=" + srv.OpenAIURL(), "OPENAI_API_KEY=" + half1 + half2, "ANTHROPIC_API_KEY=" + half1 + half2}, Timeout: 4 * time.Minute})
-			assert.Equal(t, res.Code, 1, "wrong fails\n"+res.Stdout+res.Stderr)
+			assert.Equal(t, res.Code, 1, "wrong and control fail\n"+res.Stdout+res.Stderr)
 			checkPassFail(t, out, a)
 			right := readResult(t, filepath.Join(out, "right", "result.json"))
 			assert.Check(t, is.Equal(right.Sandbox, e.Name()))
-			key := readResult(t, filepath.Join(out, "key", "result.json"))
-			assert.Check(t, is.Equal(key.Status, result.Passed), "the agent found the provider's key, or did not search: %s", key.Reason)
 			asUser := readResult(t, filepath.Join(out, "asuser", "result.json"))
 			assert.Check(t, is.Equal(asUser.Status, result.Passed), asUser.Reason)
+			key := readResult(t, filepath.Join(out, "key", "result.json"))
+			leak, _ := os.ReadFile(filepath.Join(key.Workspace, "leak.txt"))
+			assert.Check(t, is.Equal(string(leak), ""), "the agent found the provider key")
+			assert.Check(t, is.Equal(key.Status, result.Passed), "the search did not finish: %s", key.Reason)
+			control := readResult(t, filepath.Join(out, "control", "result.json"))
+			assert.Check(t, is.Equal(control.Status, result.Failed), "the control: the search finds the key in the task's env")
+			leak, _ = os.ReadFile(filepath.Join(control.Workspace, "leak.txt"))
+			assert.Check(t, is.Contains(string(leak), "env"))
 			assert.Check(t, is.Equal(leftovers(t, e, runID), ""))
+			for _, r := range []result.Scenario{right, asUser, key, control} {
+				_ = os.RemoveAll(r.Workspace)
+			}
 		})
 	}
 }
