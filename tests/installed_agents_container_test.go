@@ -49,12 +49,18 @@ func agentImageContext(t *testing.T, a installedAgent, agents, dir string) {
 		}
 	}
 	delete(files, native)
+	root := filepath.Join(dir, "rootfs")
 	for dst, src := range files {
-		linkOrCopy(t, src, filepath.Join(dir, "rootfs", dst))
+		linkOrCopy(t, src, filepath.Join(root, dst))
 	}
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(imageMarker)), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(root, imageMarker), []byte(imageMarkerText+"\n"), 0o644))
 	// busybox-base's /tmp is root's (0755): Claude Code run as another user fails with
-	// "EACCES: permission denied, mkdir '/tmp/claude-1000'".
-	dockerfile := "FROM " + containertest.BaseImage + "\nCOPY rootfs/ /\nRUN chmod 1777 /tmp && echo " + imageMarkerText + " > " + imageMarker + "\n"
+	// "EACCES: permission denied, mkdir '/tmp/claude-1000'". COPY keeps the mode, and the
+	// image needs no RUN (a container start and a layer more per build).
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, "tmp"), 0o755))
+	assert.NilError(t, os.Chmod(filepath.Join(root, "tmp"), 0o777|os.ModeSticky))
+	dockerfile := "FROM " + containertest.BaseImage + "\nCOPY rootfs/ /\n"
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644))
 }
 
