@@ -34,14 +34,23 @@ answer=$(echo "$reply" | grep -o 'ANSWER:[a-z]*' | head -n 1 | cut -d: -f2)
 echo "$answer" > answer.txt
 `
 
-// keyGrep searches the agent's whole view in the container for $K1$K2 (the key, in two
+// keySearch is a shell command searching the agent's view for $K1$K2 (the key, in two
 // halves so that the task file does not hold it whole): its environment, every process's
-// environment and command line, and every file outside /proc, /sys and /dev; what it
-// finds goes to leak.txt.
-const keyGrep = `k="$K1$K2"; found=; env | grep -q "$k" && found="$found env"; ` +
-	`for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -qa "$k" "$f" 2>/dev/null && found="$found $f"; done; ` +
-	`for d in /*; do case $d in /proc|/sys|/dev) continue;; esac; grep -rqs "$k" "$d" && found="$found $d"; done; ` +
-	`[ -n "$found" ] && echo "$found" > leak.txt; exit 0`
+// environment and command line, and the files searched by files (a shell fragment adding
+// what it finds to $found). What it finds goes to leak.txt; finding nothing, it writes
+// searched.txt (the search ran).
+func keySearch(files string) string {
+	return `k="$K1$K2"; found=; env | grep -qF "$k" && found="$found env"; ` +
+		`for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -qaF "$k" "$f" 2>/dev/null && found="$found $f"; done; ` +
+		files + `if [ -n "$found" ]; then echo "$found" > leak.txt; else echo searched > searched.txt; fi`
+}
+
+// hostKeyGrep searches, on the host, the agent's home and the temp dirs too.
+var hostKeyGrep = keySearch(`grep -rqsF "$k" "$HOME" /tmp /var/tmp /run 2>/dev/null && found="$found files"; `)
+
+// keyGrep searches, in a container, every file outside /proc, /sys and /dev too (-F:
+// busybox's grep reads a 400 MB program in 0.14 s so, 3.6 s as a pattern).
+var keyGrep = keySearch(`for d in /*; do case $d in /proc|/sys|/dev) continue;; esac; grep -rqsF "$k" "$d" && found="$found $d"; done; `)
 
 // containerAgentSuite writes tasks whose command agent runs in a busybox container.
 func containerAgentSuite(t *testing.T, tasks map[string]string) string {

@@ -34,6 +34,10 @@ const requireAgentsEnv = "RUNNER_REQUIRE_AGENTS"
 type installedAgent struct {
 	kind    string // agent: value
 	program string // its name in node_modules/.bin
+	native  string // its native program, for linux/amd64, under node_modules
+	// inImage are the host's programs its container image needs beside it (with the
+	// libraries they load), at the same paths.
+	inImage []string
 	shell   string // its shell tool, as tool_called names it
 	// run is a call of its shell tool running cmd; edit writes (or patches) hello.txt.
 	run       func(cmd string) fakellm.Call
@@ -44,6 +48,9 @@ type installedAgent struct {
 var installedAgents = []installedAgent{
 	{
 		kind: "claude-code", program: "claude", shell: "Bash",
+		native: "@anthropic-ai/claude-code-linux-x64/claude",
+		// Its Bash tool runs bash or zsh, nothing else ("No suitable shell found").
+		inImage: []string{"/bin/bash"},
 		run: func(cmd string) fakellm.Call {
 			return fakellm.NewCall("Bash", map[string]any{"command": cmd, "description": "run it"})
 		},
@@ -56,6 +63,7 @@ var installedAgents = []installedAgent{
 	},
 	{
 		kind: "codex", program: "codex", shell: "exec_command",
+		native: "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
 		run: func(cmd string) fakellm.Call {
 			return fakellm.NewCall("exec_command", map[string]any{"cmd": cmd})
 		},
@@ -104,26 +112,10 @@ func TestInstalledAgentsPassFailAndReplay(t *testing.T) {
 		t.Run(a.kind, func(t *testing.T) {
 			t.Parallel()
 			agents := a.agentsDir(t)
-			srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
-				{Match: "RIGHT-TASK", Replies: []fakellm.Reply{
-					calls(a.write("hello.txt", "hi there\n")),
-					calls(a.run("cat hello.txt && echo ran-ok > ran.txt")),
-					calls(a.patchHelo()),
-					fakellm.Text("Wrote hello.txt and ran the command."),
-				}},
-				{Match: "WRONG-TASK", Replies: []fakellm.Reply{
-					calls(a.write("hello.txt", "goodbye\n")),
-					fakellm.Text("Done."),
-				}},
-			}})
+			srv := fakellm.Start(fakellm.Script{Routes: passFailRoutes(a, "cat hello.txt && echo ran-ok > ran.txt")})
 			defer srv.Close()
 			dir := t.TempDir()
-			asserts := "max_steps: 8\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"
-			assert.NilError(t, os.WriteFile(filepath.Join(dir, "right.yaml"), []byte(agentTask(a, "right",
-				"RIGHT-TASK Write hello.txt, run a command, fix hello.txt.", asserts+
-					"  - file_contains: {path: ran.txt, text: ran-ok}\n  - tool_called: "+a.shell+"\n")), 0o644))
-			assert.NilError(t, os.WriteFile(filepath.Join(dir, "wrong.yaml"), []byte(agentTask(a, "wrong",
-				"WRONG-TASK Write hello.txt.", asserts)), 0o644))
+			writePassFailTasks(t, dir, a, "", "ran-ok")
 			cassette := filepath.Join(t.TempDir(), "cassette")
 			common := []string{"run", "-j", "2", "--model", "openai:fake"}
 			env := []string{"RUNNER_AGENTS_DIR=" + agents}
@@ -132,16 +124,7 @@ func TestInstalledAgentsPassFailAndReplay(t *testing.T) {
 			rec := runner(t, run{Args: append(append(common, "--out", recOut, "--record", cassette), dir),
 				Env: append(env, "OPENAI_BASE_URL="+srv.OpenAIURL(), "OPENAI_API_KEY=sk-fake-provider-key-123456"), Timeout: 3 * time.Minute})
 			assert.Equal(t, rec.Code, 1, "one passes, one fails\n"+rec.Stdout+rec.Stderr)
-			right := readResult(t, filepath.Join(recOut, "right", "result.json"))
-			assert.Equal(t, right.Status, result.Passed, right.Reason)
-			assert.Equal(t, right.Agent, a.kind)
-			assert.Equal(t, right.Stop, result.StopCompleted)
-			assert.Equal(t, right.Steps, 4, "three tool calls and the answer")
-			assert.Equal(t, right.Summary, "Wrote hello.txt and ran the command.", "the program's own final message")
-			wrong := readResult(t, filepath.Join(recOut, "wrong", "result.json"))
-			assert.Equal(t, wrong.Status, result.Failed)
-			assert.Check(t, is.Contains(wrong.Reason, "file_contains"))
-			assert.Equal(t, wrong.Stop, result.StopCompleted, "it finished; its work is wrong")
+			checkPassFail(t, recOut, a)
 			for _, req := range srv.Requests() {
 				assert.Check(t, req.Model == "fake", "the provider gets the run's model, whatever the program asks for: %q", req.Model)
 			}
@@ -164,6 +147,53 @@ func TestInstalledAgentsPassFailAndReplay(t *testing.T) {
 	}
 }
 
+// passFailRoutes script the model for the tasks of writePassFailTasks: RIGHT-TASK writes
+// hello.txt, runs cmd (which writes ran.txt) and patches hello.txt, each through a's own
+// tools, then answers; WRONG-TASK writes the wrong words.
+func passFailRoutes(a installedAgent, cmd string) []fakellm.Route {
+	return []fakellm.Route{
+		{Match: "RIGHT-TASK", Replies: []fakellm.Reply{
+			calls(a.write("hello.txt", "hi there\n")),
+			calls(a.run(cmd)),
+			calls(a.patchHelo()),
+			fakellm.Text("Wrote hello.txt and ran the command."),
+		}},
+		{Match: "WRONG-TASK", Replies: []fakellm.Reply{
+			calls(a.write("hello.txt", "goodbye\n")),
+			fakellm.Text("Done."),
+		}},
+	}
+}
+
+// writePassFailTasks writes right.yaml and wrong.yaml for a into dir, both with extra (an
+// environment:, say); right.yaml also asserts that ran.txt holds ran and that a's shell
+// tool was called.
+func writePassFailTasks(t *testing.T, dir string, a installedAgent, extra, ran string) {
+	t.Helper()
+	asserts := extra + "max_steps: 8\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "right.yaml"), []byte(agentTask(a, "right",
+		"RIGHT-TASK Write hello.txt, run a command, fix hello.txt.", asserts+
+			"  - file_contains: {path: ran.txt, text: "+ran+"}\n  - tool_called: "+a.shell+"\n")), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "wrong.yaml"), []byte(agentTask(a, "wrong",
+		"WRONG-TASK Write hello.txt.", asserts)), 0o644))
+}
+
+// checkPassFail checks the results of writePassFailTasks' tasks under out: right passed
+// after three tool calls and the program's own final message, wrong failed on its file.
+func checkPassFail(t *testing.T, out string, a installedAgent) {
+	t.Helper()
+	right := readResult(t, filepath.Join(out, "right", "result.json"))
+	assert.Equal(t, right.Status, result.Passed, right.Reason)
+	assert.Equal(t, right.Agent, a.kind)
+	assert.Equal(t, right.Stop, result.StopCompleted)
+	assert.Equal(t, right.Steps, 4, "three tool calls and the answer")
+	assert.Equal(t, right.Summary, "Wrote hello.txt and ran the command.", "the program's own final message")
+	wrong := readResult(t, filepath.Join(out, "wrong", "result.json"))
+	assert.Equal(t, wrong.Status, result.Failed)
+	assert.Check(t, is.Contains(wrong.Reason, "file_contains"))
+	assert.Equal(t, wrong.Stop, result.StopCompleted, "it finished; its work is wrong")
+}
+
 // What runner enforces on the real programs: a request past max_steps is refused and the
 // scenario fails with that reason; an agent stuck in a command and a model that never
 // answers is killed at the timeout, every process it started with it, and the transcript
@@ -177,10 +207,6 @@ func TestInstalledAgentsLimitsAndKey(t *testing.T) {
 			t.Parallel()
 			agents := a.agentsDir(t)
 			marker := "987.65" + map[string]string{"claude-code": "1", "codex": "2"}[a.kind] // sleep's argument, to find it in /proc
-			grep := `k="$K1$K2"; found=; env | grep -q "$k" && found="$found env"; ` +
-				`for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -qa "$k" "$f" 2>/dev/null && found="$found $f"; done; ` +
-				`grep -rqs "$k" "$HOME" /tmp /var/tmp /run 2>/dev/null && found="$found files"; ` +
-				`if [ -n "$found" ]; then echo "$found" > leak.txt; else echo searched > searched.txt; fi`
 			srv := fakellm.Start(fakellm.Script{Routes: []fakellm.Route{
 				{Match: "LOOP-TASK", Replies: []fakellm.Reply{calls(a.run("echo again >> log.txt"))}, Repeat: true},
 				{Match: "HANG-TASK", Replies: []fakellm.Reply{
@@ -188,7 +214,7 @@ func TestInstalledAgentsLimitsAndKey(t *testing.T) {
 					calls(a.run("sleep " + marker)),
 					{Text: "never", Delay: fakellm.Duration(10 * time.Minute)},
 				}},
-				{Match: "KEY-TASK", Replies: []fakellm.Reply{calls(a.run(grep)), fakellm.Text("Searched.")}},
+				{Match: "KEY-TASK", Replies: []fakellm.Reply{calls(a.run(hostKeyGrep)), fakellm.Text("Searched.")}},
 			}})
 			defer srv.Close()
 			dir := t.TempDir()
