@@ -197,7 +197,7 @@ func TestBudgetRefusesTheNextRequestOfEveryRunningScenario(t *testing.T) {
 		assert.Check(t, is.Equal(got.Status, result.Errored), name)
 		assert.Check(t, is.Equal(got.Stop, result.StopBudget), name)
 		assert.Check(t, is.Equal(got.Steps, 1), name)
-		assert.Check(t, is.Contains(got.Reason, "of its --budget-usd of $1.00"), name)
+		assert.Check(t, is.Contains(got.Reason, "of its budget of $1.00"), name)
 	}
 	assert.Equal(t, srv.Served(), 2, "the refused requests never reached the model")
 	agent := readTranscript(t, filepath.Join(out, "agent", "transcript.jsonl"))

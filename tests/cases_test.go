@@ -262,6 +262,6 @@ func TestNegativeTokenCountsCannotLowerTheCost(t *testing.T) {
 			"--budget-usd", "1", dir}, args...), Env: env})
 		assert.Equal(t, o.Code, 3, "the first answer spent the budget: the next call is refused, the second scenario not run")
 		assert.Check(t, is.Contains(o.Stdout, "2 scenarios: 0 passed, 2 errored"), o.Stdout)
-		assert.Check(t, is.Contains(o.Stdout, "budget: the run has spent $1.4000 of its --budget-usd of $1.00"), "the -$1.40 answer gave nothing back")
+		assert.Check(t, is.Contains(o.Stdout, "budget: the run has spent $1.4000 of its budget of $1.00"), "the -$1.40 answer gave nothing back")
 	})
 }

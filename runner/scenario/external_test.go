@@ -263,7 +263,7 @@ func TestBudgetIsKeptAtEveryModelCall(t *testing.T) {
 			res := run(t, tk, opts)
 			assert.Equal(t, res.Status, result.Errored, res.Reason)
 			assert.Equal(t, res.Stop, result.StopBudget)
-			assert.Check(t, is.Contains(res.Reason, "budget: the run has spent $1.4000 of its --budget-usd of $1.00"))
+			assert.Check(t, is.Contains(res.Reason, "budget: the run has spent $1.4000 of its budget of $1.00"))
 			assert.Equal(t, m.stepCount(), 1, "the refused call never reached the model")
 			assert.Equal(t, res.Steps, 1)
 			assert.Check(t, res.Cost != nil && res.Cost.USD != nil && *res.Cost.USD == 1.4, "%+v", res.Cost)
@@ -271,12 +271,12 @@ func TestBudgetIsKeptAtEveryModelCall(t *testing.T) {
 			evs := events(t, res)
 			errs := eventsOf(evs, transcript.TypeModelErr)
 			assert.Assert(t, is.Len(errs, 1))
-			assert.Check(t, is.Contains(errs[0]["error"], "--budget-usd"))
+			assert.Check(t, is.Contains(errs[0]["error"], "budget: the run has spent"))
 			if name == "agent" {
 				agents := eventsOf(evs, transcript.TypeAgent)
 				last := agents[len(agents)-1]
 				assert.Check(t, is.Contains(last["output"], "invalid_request_error"), "the agent got the refusal in its protocol: %v", last["output"])
-				assert.Check(t, is.Contains(last["output"], "--budget-usd"))
+				assert.Check(t, is.Contains(last["output"], "budget: the run has spent"))
 			}
 		})
 	}

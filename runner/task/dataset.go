@@ -56,7 +56,7 @@ func readCapped(path string, limit int64) ([]byte, error) {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("no such file %s (a dataset path is relative to the task file)", path)
 	case errors.Is(err, bounded.ErrTooLarge):
-		return nil, fmt.Errorf("dataset %s is larger than %d MiB; split it or pick rows with --limit/--sample from a smaller file", path, limit>>20)
+		return nil, fmt.Errorf("dataset %s is larger than %d MiB; split it into smaller files", path, limit>>20)
 	case err != nil:
 		return nil, fmt.Errorf("dataset: %w", err)
 	}

@@ -179,7 +179,7 @@ func TestParseSnippets(t *testing.T) {
 				assert.Equal(t, got.Approval.Mode, ModeAuto)
 				assert.Equal(t, got.Approval.Default, "")
 				assert.DeepEqual(t, got.Warnings, []string{
-					"t.yaml:3:3: approval.rules: rules only apply in mode rules or ask (or with --approval rules); mode is auto"})
+					"t.yaml:3:3: approval.rules: rules apply only when the mode is rules or ask (in the file or by an override); mode is auto"})
 			},
 		},
 		{

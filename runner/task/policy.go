@@ -184,7 +184,7 @@ func (l *loader) approvalDefaults() {
 		}
 	default:
 		if len(a.Rules) > 0 {
-			l.d.warn(l.approvalAt, "approval.rules", "rules only apply in mode rules or ask (or with --approval rules); mode is %s", a.Mode)
+			l.d.warn(l.approvalAt, "approval.rules", "rules apply only when the mode is rules or ask (in the file or by an override); mode is %s", a.Mode)
 		}
 	}
 }

@@ -51,7 +51,7 @@ type SpentError struct {
 }
 
 func (e *SpentError) Error() string {
-	return fmt.Sprintf("budget: the run has spent $%.4f of its --budget-usd of $%.2f: runner sends no more model requests", e.Spent, e.USD)
+	return fmt.Sprintf("budget: the run has spent $%.4f of its budget of $%.2f: runner sends no more model requests", e.Spent, e.USD)
 }
 
 // Unwrap makes errors.Is(err, model.ErrBudgetSpent) true.

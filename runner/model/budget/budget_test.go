@@ -64,7 +64,7 @@ func TestCallsAreChargedAndRefusedOnceSpent(t *testing.T) {
 	assert.Check(t, errors.Is(err, model.ErrBudgetSpent), "%v", err)
 	var spent *budget.SpentError
 	assert.Assert(t, errors.As(err, &spent))
-	assert.Check(t, is.Contains(err.Error(), "spent $1.2000 of its --budget-usd of $1.00"))
+	assert.Check(t, is.Contains(err.Error(), "spent $1.2000 of its budget of $1.00"))
 	assert.Equal(t, m.calls, 3)
 	assert.Equal(t, other.calls, 3, "the refused call was never sent")
 	assert.Check(t, !b.Admit())
