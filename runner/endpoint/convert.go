@@ -28,7 +28,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBody {
 		return nil, tooLarge(r.ContentLength)
 	}
-	b, err := io.ReadAll(r.Body)
+	b, err := readAll(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -40,6 +40,20 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 		return nil, &badRequest{status: http.StatusBadRequest, kind: "invalid_request_error", msg: "runner's endpoint: " + err.Error()}
 	}
 	return replacePath(b, s.workdir, s.canon), nil
+}
+
+// readAll reads the body into one buffer of its announced length (io.ReadAll would
+// grow one to its size, allocating about twice more on the way), or grows one for a body
+// that announces none.
+func readAll(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 {
+		return io.ReadAll(r.Body)
+	}
+	b := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 func tooLarge(n int64) *badRequest {
@@ -346,7 +360,7 @@ func (e *sse) flush() {
 func estimateTokens(b []byte) int { return len(b)/4 + 1 }
 
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
-	b, err := io.ReadAll(r.Body)
+	b, err := readAll(r)
 	if err != nil {
 		writeError(w, r, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return

@@ -22,6 +22,8 @@
 package endpoint
 
 import (
+	"golang.org/x/sync/semaphore"
+
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -86,6 +88,10 @@ type Server struct {
 	refused chan struct{} // closed at the first request past max_steps, or that could not be read
 	refusal string
 	closed  bool
+
+	// bodies bounds the request bytes held at once, from reading through the answer
+	// (inFlightBodies): an agent sending many bodies together waits for its own.
+	bodies *semaphore.Weighted
 }
 
 // pendingCall is a tool call the model made whose result the agent has not sent yet.
@@ -108,7 +114,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Token = "runner-" + hex.EncodeToString(b)
 	}
-	s := &Server{cfg: cfg, token: []byte(cfg.Token), now: cfg.Now, pending: map[string]pendingCall{}, refused: make(chan struct{})}
+	s := &Server{cfg: cfg, token: []byte(cfg.Token), now: cfg.Now, pending: map[string]pendingCall{}, refused: make(chan struct{}),
+		bodies: semaphore.NewWeighted(inFlightBodies)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -205,6 +212,25 @@ func (s *Server) Handler() http.Handler {
 // maxBody bounds a request body: a long conversation with images stays far below.
 var maxBody = bounded.EndpointRequest.Bytes
 
+// inFlightBodies bounds the bytes of the request bodies one endpoint holds at once (each
+// about three times over: read, decoded, its path mapped). Every body is bounded on its
+// own, so a hostile agent sends many together instead: 24 of 60 MiB held 3.5 GB,
+// enough to have runner killed for memory with every scenario of the run. Ordinary
+// requests weigh a few MB and never wait; one of the largest waits for the others.
+const inFlightBodies = 64 << 20
+
+// bodyWeight is what a request counts against inFlightBodies: its announced length, or
+// the most a body may have when it announces none; nothing for a body refused unread.
+func bodyWeight(r *http.Request) int64 {
+	switch {
+	case r.ContentLength > maxBody, r.ContentLength == 0:
+		return 0
+	case r.ContentLength < 0:
+		return maxBody
+	}
+	return r.ContentLength
+}
+
 // auth refuses a request without the per-run token (Authorization: Bearer, x-api-key or
 // api-key), comparing in constant time.
 func (s *Server) auth(next http.Handler) http.Handler {
@@ -214,6 +240,12 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if weight := bodyWeight(r); weight > 0 {
+			if err := s.bodies.Acquire(r.Context(), weight); err != nil {
+				return // the agent gave up waiting: no one reads an answer
+			}
+			defer s.bodies.Release(weight)
+		}
 		next.ServeHTTP(w, r)
 	})
 }
