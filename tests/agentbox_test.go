@@ -41,16 +41,18 @@ echo "$answer" > answer.txt
 // searched.txt (the search ran).
 func keySearch(files string) string {
 	return `k="$K1$K2"; found=; env | grep -qF "$k" && found="$found env"; ` +
-		`for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -qaF "$k" "$f" 2>/dev/null && found="$found $f"; done; ` +
+		`for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr "\0" "\n" < "$f" 2>/dev/null | grep -qF "$k" && found="$found $f"; done; ` +
 		files + `if [ -n "$found" ]; then echo "$found" > leak.txt; else echo searched > searched.txt; fi`
 }
 
 // hostKeyGrep searches, on the host, the agent's home and the temp dirs too.
 var hostKeyGrep = keySearch(`grep -rqsF "$k" "$HOME" /tmp /var/tmp /run 2>/dev/null && found="$found files"; `)
 
-// keyGrep searches, in a container, every file outside /proc, /sys and /dev too (-F:
-// busybox's grep reads a 400 MB program in 0.14 s so, 3.6 s as a pattern).
-var keyGrep = keySearch(`for d in /*; do case $d in /proc|/sys|/dev) continue;; esac; grep -rqsF "$k" "$d" && found="$found $d"; done; `)
+// keyGrep searches, in a container, every file outside /proc, /sys and /dev too. Not
+// with -F, which is faster: busybox's grep -F stops reading a line at a NUL, so it misses
+// a key after one in a binary file (and in /proc's NUL-separated files, split into lines
+// above); the key has no regular expression characters.
+var keyGrep = keySearch(`for d in /*; do case $d in /proc|/sys|/dev) continue;; esac; grep -rqs "$k" "$d" && found="$found $d"; done; `)
 
 // containerAgentSuite writes tasks whose command agent runs in a busybox container.
 func containerAgentSuite(t *testing.T, tasks map[string]string) string {
@@ -95,6 +97,9 @@ func TestCommandAgentInAContainer(t *testing.T) {
 			"verify: {fresh_container: true}\n",
 		"grep":    "prompt: go\n" + grep,
 		"control": "prompt: go\n" + strings.Replace(grep, "env: {", "env: {LEAKED: "+half1+half2+", ", 1),
+		// The control of the file search: the key after a NUL in a binary file, where
+		// busybox's grep -F does not look.
+		"nulcontrol": "prompt: go\nworkspace: {setup: ['printf \"x\\000%s\\000\" \"$K1$K2\" > blob']}\n" + grep,
 	})
 	out, runID := t.TempDir(), container.NewRunID()
 	res := runner(t, run{Args: []string{"run", "-j", "2", "--out", out, "--model", "openai:fake", "--engine", e.Path, "--run-id", runID, dir},
@@ -118,6 +123,8 @@ func TestCommandAgentInAContainer(t *testing.T) {
 	control := readResult(t, filepath.Join(out, "control", "result.json"))
 	assert.Equal(t, control.Status, result.Failed, "the control: the key in the task's env is found")
 	assert.Check(t, is.Contains(control.Reason, "leak.txt"))
+	nul := readResult(t, filepath.Join(out, "nulcontrol", "result.json"))
+	assert.Equal(t, nul.Status, result.Failed, "the control: the key after a NUL in a file is found")
 	// Nothing the engine bound in for the agent counts as its change outside the workspace.
 	events := readTranscript(t, filepath.Join(out, "right", "transcript.jsonl"))
 	for _, ev := range eventsOf(events, transcript.TypeFilesChanged) {

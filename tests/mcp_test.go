@@ -35,7 +35,9 @@ func mcpServerBin(t *testing.T) string {
 			return
 		}
 		mcpServer.bin = filepath.Join(dir, "server")
-		out, err := exec.Command("go", "build", "-o", mcpServer.bin, "../tools/mcp/testdata/server").CombinedOutput()
+		build := exec.Command("go", "build", "-o", mcpServer.bin, "../tools/mcp/testdata/server")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static: it runs in a container's image too
+		out, err := build.CombinedOutput()
 		if err != nil {
 			mcpServer.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}

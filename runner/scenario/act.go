@@ -37,6 +37,7 @@ func (r *runState) act(p *prepared) acted {
 	}
 	if k := p.agent; !k.Builtin {
 		a := r.runExternal(p, k)
+		r.sweepContainer(p)
 		if a.err == nil {
 			a.truncated = contextWarning(p.ctx, p.model, r.t.ModelOptions.NumCtx, a.out.MaxPrompt)
 		}
@@ -47,10 +48,24 @@ func (r *runState) act(p *prepared) acted {
 		Tools: p.toolset, Policy: p.decider, Work: p.ws, Record: r, MaxSteps: p.maxSteps, Now: r.now,
 	})
 	p.stopMCP() // before the verify files arrive: servers never see them
+	r.sweepContainer(p)
 	if !a.stuck {
 		a.truncated = contextWarning(p.ctx, p.model, r.t.ModelOptions.NumCtx, a.out.MaxPrompt)
 	}
 	return a
+}
+
+// sweepContainer ends every process left in the task's container once the agent stage is
+// over: each command ends only its own leftovers, so that the task's MCP servers live
+// through the commands beside them; nothing the agent started may run on into
+// verification.
+func (r *runState) sweepContainer(p *prepared) {
+	if p.env == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), 30*time.Second)
+	defer cancel()
+	_ = p.env.KillAll(ctx) // a container that cannot be reached is stopped or removed next
 }
 
 // runAgent runs the agent loop and gives up on it abandonAfter past the scenario's end

@@ -83,15 +83,5 @@ func (l *loader) checkAgent() {
 	}
 }
 
-// checkMCPInContainer warns that a task's container and its MCP servers do not yet go
-// together: the servers run in the container, and the reaper that ends each command's
-// leftover processes there (kill -9 -1) ends them too, so their tools fail after the
-// agent's first command (a known gap, docs/tools.md).
-func (l *loader) checkMCPInContainer() {
-	if n := l.keyNodes["mcp"]; n != nil && l.t.Environment != nil && len(l.t.MCP) > 0 && !l.t.Agent.External() {
-		l.d.warn(n, "mcp", "in an environment: container an MCP server is ended with the leftovers of the agent's first command, and its tools fail after it (a known gap)")
-	}
-}
-
 // loopOnlyKeys are what an external agent does not use: the loop's tools and policy.
 var loopOnlyKeys = []string{"tools", "tools_defined", "mcp", "approval", "command_rules"}

@@ -224,7 +224,6 @@ func (l *loader) decode(root ast.Node) {
 	d.require(root, "", present, "prompt")
 	l.checkToolFiles()
 	l.checkAgent()
-	l.checkMCPInContainer()
 }
 
 // topLevel decodes each top-level key (taskFields) into the task: one row per key.

@@ -183,14 +183,6 @@ func TestParseSnippets(t *testing.T) {
 			},
 		},
 		{
-			name: "mcp servers in a container warn",
-			src:  "prompt: x\nenvironment: {image: busybox}\nmcp: [{name: srv, command: /usr/local/bin/server}]\n",
-			check: func(t *testing.T, got *Task) {
-				assert.DeepEqual(t, got.Warnings, []string{
-					"t.yaml:3:1: mcp: in an environment: container an MCP server is ended with the leftovers of the agent's first command, and its tools fail after it (a known gap)"})
-			},
-		},
-		{
 			name: "a glob that matches no tool warns",
 			src:  "prompt: x\napproval: {mode: rules, rules: [{tool: '*_dirs', action: allow}]}\n",
 			opts: testOptions(),

@@ -170,10 +170,58 @@ func (c *Container) Remote() bool { return true }
 // exec'd process inherits no descriptors, so the script goes through stdin instead.
 const stdinFD = "/dev/fd/3"
 
-// reaper runs the command, then kills every other process of the container but PID 1 (kill
-// -1 spares the caller and init): background jobs end with the command, as the host
-// sandbox's process-group kill ends them, and no exec'd process outlives its call.
-const reaper = `"$@"; rc=$?; kill -9 -1 2>/dev/null; exit $rc`
+// sweep is a shell function that ends every process the container's PID 1 adopted: what
+// a command left behind (background jobs, a process in a session of its own) is
+// reparented to PID 1 when its parent exits. A process whose ancestors lead to an exec's
+// own root instead (its parent outside the container: an MCP server, an external agent,
+// another command still running) is not a leftover and lives on, with its children.
+// Passes repeat until one finds nothing (a leftover forking meanwhile), at most 50. PID
+// 1's own child (idle's sleep 86400) is spared; a leftover that runs as `sleep 86400`
+// lives until the agent stage ends, when KillAll ends everything. Builtins only: it runs
+// in any image with a POSIX sh and /proc.
+const sweep = `sweep() {
+	n=0
+	while [ $n -lt 50 ]; do
+		found=
+		for d in /proc/[0-9]*; do
+			p=${d#/proc/}; q=$p; up=0; parent=
+			[ "$p" = 1 ] && continue
+			while [ "$q" != 0 ] && [ "$q" != 1 ] && [ $up -lt 100 ]; do
+				s=; read -r s < /proc/$q/stat 2>/dev/null
+				[ -n "$s" ] || { q=0; break; }
+				s=${s##*") "}; set -- $s; q=$2; up=$((up+1))
+				[ -n "$parent" ] || parent=$q
+			done
+			[ "$q" = 1 ] || continue
+			if [ "$parent" = 1 ] && [ "$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null)" = "sleep 86400 " ]; then
+				continue
+			fi
+			kill -9 "$p" 2>/dev/null && found=1
+		done
+		[ -n "$found" ] || return 0
+		n=$((n+1))
+	done
+}
+`
+
+// reaper runs the command, then ends what it left in the container (sweep): background
+// jobs end with the command, as the host sandbox's process-group kill ends them, and no
+// exec'd process outlives its call; other execs' processes live on. Its $0 marks the exec
+// (execMark), so that Release can find it.
+const reaper = sweep + `"$@"; rc=$?; sweep; exit $rc`
+
+// endExec ends the exec whose $0 is $1 (a client runner killed left it running in the
+// container): its root, then, once that is gone, what it leaves (sweep).
+const endExec = sweep + `for d in /proc/[0-9]*; do
+	[ "${d#/proc/}" != $$ ] || continue
+	tr '\0' '\n' < $d/cmdline 2>/dev/null | grep -qxF -- "$1" || continue
+	kill -9 ${d#/proc/} 2>/dev/null
+	i=0; while [ -d $d ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+done
+sweep`
+
+// execMark prefixes the $0 of each exec's reaper: execMark + a random id.
+const execMark = "runner-exec-"
 
 // Wrap rewrites cmd into `<engine> exec` of the same program, arguments, working directory
 // (translated to Workdir) and environment inside the container. PATH, HOME and
@@ -214,7 +262,7 @@ func (c *Container) Wrap(cmd *exec.Cmd, ws *tools.Workspace) error {
 	if cmd.Stdin != nil {
 		args = append(args, "-i") // else the engine hands the program no stdin at all
 	}
-	args = append(args, c.id, "/bin/sh", "-c", reaper, "runner-exec")
+	args = append(args, c.id, "/bin/sh", "-c", reaper, execMark+NewRunID())
 	args = append(args, argv...)
 	cmd.Path = c.e.Path
 	cmd.Args = append([]string{c.e.Path}, args...)
@@ -260,14 +308,21 @@ func (c *Container) insideValue(ws *tools.Workspace, v string) string {
 }
 
 // Release runs after a wrapped command's client has exited. When the client was killed
-// (timeout, cancellation) the exec'd process lives on inside the container, so every
-// process but PID 1 is killed there.
+// (timeout, cancellation, a server stopped) the exec'd process lives on inside the
+// container, so it is ended there with what it started (endExec); other execs' processes
+// (the task's MCP servers) live on. Without its mark, every process but PID 1 is ended.
 func (c *Container) Release(cmd *exec.Cmd) {
 	if st := cmd.ProcessState; st != nil && st.Exited() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	for _, a := range cmd.Args {
+		if strings.HasPrefix(a, execMark) {
+			_, _ = c.e.command(ctx, nil, "exec", "-u", "0", c.id, "/bin/sh", "-c", endExec, "runner-end", a)
+			return
+		}
+	}
 	_ = c.KillAll(ctx)
 }
 

@@ -421,3 +421,31 @@ func hostCmdlineWith(s string) string {
 	}
 	return ""
 }
+
+// A long-lived process runner started in the container with its own exec (an MCP server,
+// an external agent) lives through the commands that run beside it: each command's
+// leftovers are ended (its background jobs, what it moved into a session of its own), the
+// other exec's process and its children are not. Before, each command's `kill -9 -1`
+// ended the task's MCP servers after the agent's first command. Stopping the long-lived
+// process (its client killed) ends its own tree, and KillAll everything.
+func TestCommandsEndTheirLeftoversNotAServerBesideThem(t *testing.T) {
+	t.Parallel()
+	_, c, ws := start(t, container.Config{})
+	server, err := toolexec.Start(context.Background(), ws, ws.Dir(), []string{"/bin/sh", "-c", "sleep 966 & sleep 967; cat"}, nil)
+	assert.NilError(t, err)
+	defer server.Stop(time.Second)
+	for deadline := time.Now().Add(20 * time.Second); procs(t, c, "sleep 967") == "" && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	res := shell(t, ws, `sleep 977 & (setsid sleep 978 >/dev/null 2>&1 &); echo started`, 30*time.Second)
+	assert.Equal(t, res.ExitCode, 0, res.Output)
+	assert.Equal(t, procs(t, c, "sleep 97"), "", "the command's leftovers survived it")
+	assert.Check(t, procs(t, c, "sleep 967") != "", "the server beside the command was ended")
+	assert.Check(t, procs(t, c, "sleep 966") != "", "the server's own child was ended")
+
+	server.Stop(time.Second)
+	for deadline := time.Now().Add(20 * time.Second); procs(t, c, "sleep 96") != "" && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Equal(t, procs(t, c, "sleep 96"), "", "the stopped server's processes survived it")
+}
