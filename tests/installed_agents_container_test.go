@@ -107,6 +107,17 @@ func linkOrCopy(t *testing.T, src, dst string) {
 	assert.NilError(t, out.Close())
 }
 
+// programKeyGrep is keyGrep less the program's own directory, /usr/local/bin: 300-400 MB
+// the test's image put there, which runner never wrote, and whose search (grep without -F,
+// keyGrep says why) took long enough on a loaded machine to slow the other scenarios'
+// agents into extra requests.
+func programKeyGrep(t *testing.T) string {
+	t.Helper()
+	const all, less = "for d in /*; do case $d in /proc|/sys|/dev)", "for d in /* /usr/* /usr/local/*; do case $d in /proc|/sys|/dev|/usr|/usr/local|/usr/local/bin)"
+	assert.Assert(t, strings.Count(keyGrep, all) == 1, "keyGrep's loop changed: %s", keyGrep)
+	return strings.Replace(keyGrep, all, less, 1)
+}
+
 // runWaiting is a call of a's shell tool that waits up to two minutes for cmd: Codex's
 // exec_command returns after 10 s by default, the command left running, and Claude Code's
 // Bash after 2 minutes.
@@ -123,7 +134,7 @@ func (a installedAgent) runWaiting(cmd string) fakellm.Call {
 // wrong answer it fails. As another user than root (podman makes the workdir its home) it
 // passes too. The attack: with the provider's key in runner's environment, its own shell
 // tool searches its whole view in the container (its environment, /proc, every file
-// outside /proc, /sys and /dev, its own program included) and finds nothing; the control,
+// outside /proc, /sys, /dev and its own program's directory) and finds nothing; the control,
 // the same search with the key in the task's env:, finds it. No container is left.
 func TestInstalledAgentsInAContainer(t *testing.T) {
 	t.Parallel()
@@ -135,7 +146,7 @@ func TestInstalledAgentsInAContainer(t *testing.T) {
 			e := containertest.Engine(t)
 			dir := t.TempDir()
 			agentImageContext(t, a, agents, filepath.Join(dir, "env"))
-			search := []fakellm.Reply{calls(a.runWaiting(keyGrep)), fakellm.Text("Searched.")}
+			search := []fakellm.Reply{calls(a.runWaiting(programKeyGrep(t))), fakellm.Text("Searched.")}
 			srv := fakellm.Start(fakellm.Script{Routes: append(passFailRoutes(a, "cat hello.txt && cat "+imageMarker+" > ran.txt"),
 				fakellm.Route{Match: "KEY-TASK", Replies: search}, fakellm.Route{Match: "CONTROL-TASK", Replies: search})})
 			defer srv.Close()
