@@ -147,7 +147,11 @@ func TestInstalledAgentsInAContainer(t *testing.T) {
 			dir := t.TempDir()
 			agentImageContext(t, a, agents, filepath.Join(dir, "env"))
 			search := []fakellm.Reply{calls(a.runWaiting(programKeyGrep(t))), fakellm.Text("Searched.")}
-			srv := fakellm.Start(fakellm.Script{Routes: append(passFailRoutes(a, "cat hello.txt && cat "+imageMarker+" > ran.txt"),
+			routes := passFailRoutes(a, "cat hello.txt && cat "+imageMarker+" > ran.txt")
+			// asuser plays right's script on a route of its own: two conversations on one
+			// route take turns in its replies when their requests interleave.
+			asUserRoute := fakellm.Route{Match: "ASUSER-TASK", Replies: routes[0].Replies}
+			srv := fakellm.Start(fakellm.Script{Routes: append(routes, asUserRoute,
 				fakellm.Route{Match: "KEY-TASK", Replies: search}, fakellm.Route{Match: "CONTROL-TASK", Replies: search})})
 			defer srv.Close()
 			env := "environment: {dockerfile: env/Dockerfile}\n"
@@ -159,7 +163,7 @@ func TestInstalledAgentsInAContainer(t *testing.T) {
 				"control": agentTask(a, "control", "CONTROL-TASK Look for the key.", env+strings.Replace(keyEnv, "}", ", LEAKED: "+half1+half2+"}", 1)+
 					"max_steps: 4\ntimeout: 2m\nassert:\n  - file_absent: leak.txt\n"),
 				// Another user than root: the image's /tmp must be writable for Claude Code.
-				"asuser": agentTask(a, "asuser", "RIGHT-TASK Do it as user 1000.", strings.Replace(env, "}", `, user: "1000:1000"}`, 1)+
+				"asuser": agentTask(a, "asuser", "ASUSER-TASK Do it as user 1000.", strings.Replace(env, "}", `, user: "1000:1000"}`, 1)+
 					"max_steps: 8\ntimeout: 2m\nassert:\n  - file_contains: {path: hello.txt, text: hello world}\n"+
 					"  - file_contains: {path: ran.txt, text: "+imageMarkerText+"}\n  - command: {run: 'test \"$(stat -c %u ran.txt)\" = 1000'}\n"),
 			} {
