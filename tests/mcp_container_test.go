@@ -26,10 +26,7 @@ func TestMCPServerInAContainerOutlivesTheAgentsCommands(t *testing.T) {
 	t.Parallel()
 	e := containertest.Engine(t)
 	dir := t.TempDir()
-	b, err := os.ReadFile(mcpServerBin(t))
-	assert.NilError(t, err)
-	assert.NilError(t, os.MkdirAll(filepath.Join(dir, "env"), 0o755))
-	assert.NilError(t, os.WriteFile(filepath.Join(dir, "env", "server"), b, 0o755))
+	linkOrCopy(t, mcpServerBin(t), filepath.Join(dir, "env", "server"))
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "env", "Dockerfile"),
 		[]byte("FROM "+containertest.BaseImage+"\nCOPY server /usr/local/bin/server\n"), 0o644))
 	task := `name: mcpbox

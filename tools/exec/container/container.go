@@ -74,9 +74,14 @@ type Container struct {
 	cfg Config
 }
 
-// idle is PID 1: a loop that never exits on its own and survives the per-command
-// `kill -9 -1` (which spares PID 1; the sleep it restarts is expendable).
-const idle = "while :; do sleep 86400; done"
+// idle is PID 1: a loop that never exits on its own and survives each command's sweep
+// (which spares PID 1 and its sleep) and KillAll's `kill -9 -1` (which spares PID 1; the
+// sleep it restarts is expendable).
+const idle = "while :; do " + idleSleep + "; done"
+
+// idleSleep is idle's child, the one process PID 1 starts itself: sweep spares it by its
+// command line, which it compares with this.
+const idleSleep = "sleep 86400"
 
 // NewRunID returns a fresh random run id for LabelRun.
 func NewRunID() string {
@@ -176,7 +181,7 @@ const stdinFD = "/dev/fd/3"
 // own root instead (its parent outside the container: an MCP server, an external agent,
 // another command still running) is not a leftover and lives on, with its children.
 // Passes repeat until one finds nothing (a leftover forking meanwhile), at most 50. PID
-// 1's own child (idle's sleep 86400) is spared; a leftover that runs as `sleep 86400`
+// 1's own child (idleSleep) is spared; a leftover that runs as `sleep 86400`
 // lives until the agent stage ends, when KillAll ends everything. Builtins only: it runs
 // in any image with a POSIX sh and /proc.
 const sweep = `sweep() {
@@ -193,7 +198,7 @@ const sweep = `sweep() {
 				[ -n "$parent" ] || parent=$q
 			done
 			[ "$q" = 1 ] || continue
-			if [ "$parent" = 1 ] && [ "$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null)" = "sleep 86400 " ]; then
+			if [ "$parent" = 1 ] && [ "$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null)" = "` + idleSleep + ` " ]; then
 				continue
 			fi
 			kill -9 "$p" 2>/dev/null && found=1
